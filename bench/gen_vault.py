@@ -1,0 +1,76 @@
+"""Generate a synthetic vault of N notes with realistic sizes, links, tags and aliases.
+
+Usage: python bench/gen_vault.py OUT_DIR [--notes 10000] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+WORDS = (
+    "payments retry webhook queue worker deploy release client invoice report seo audit crawl keyword "
+    "ranking backlink postgres redis cache index migration schema api endpoint token auth session "
+    "latency timeout error alert incident runbook convention review test fixture pipeline build docker "
+    "kubernetes terraform budget estimate meeting decision tradeoff owner team sprint backlog roadmap "
+    "customer onboarding billing refund dispute ledger reconcile export import csv dashboard metric"
+).split()
+NAMESPACES = ["tool", "client", "topic", "type", "service", "team"]
+FOLDERS = [f"area{i:02d}" for i in range(20)]
+
+
+def sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def generate(out: Path, notes: int, seed: int) -> list[Path]:
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    titles = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS)} {i}" for i in range(notes)]
+    tags_pool = [f"{ns}/{rng.choice(WORDS)}" for ns in NAMESPACES for _ in range(15)]
+    tags_pool += [f"topic/{rng.choice(WORDS)}/{rng.choice(WORDS)}" for _ in range(40)]
+    paths = []
+    for i, title in enumerate(titles):
+        folder = FOLDERS[i % len(FOLDERS)]
+        tags = sorted(set(rng.sample(tags_pool, rng.randint(2, 5)))) + [rng.choice(["scope/global", "scope/acme", "scope/globex"])]
+        aliases = [f"alias-{i}"] if rng.random() < 0.2 else []
+        lines = ["---", f"summary: {sentence(rng, 10)[:-1]}", "tags:"] + [f"  - {t}" for t in tags]
+        if aliases:
+            lines.append(f"aliases: [{aliases[0]}]")
+        lines += ["---", f"# {title}", ""]
+        for h in range(rng.randint(2, 6)):
+            lines += [f"## Section {h} {rng.choice(WORDS)}", ""]
+            for _ in range(rng.randint(2, 6)):
+                text = sentence(rng, rng.randint(8, 30))
+                if rng.random() < 0.45:
+                    j = rng.randrange(notes)
+                    target = f"alias-{j}" if rng.random() < 0.05 else titles[j]
+                    if rng.random() < 0.02:
+                        target = f"Missing page {rng.randint(0, 500)}"
+                    text += f" See [[{target}]]."
+                if rng.random() < 0.1:
+                    text += f" #{rng.choice(tags_pool)}"
+                lines.append(text)
+            lines.append("")
+        path = out / folder / f"{title}.md"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        paths.append(path)
+    # alias notes must exist under their alias names for some links: the alias lives in frontmatter
+    return paths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    paths = generate(args.out, args.notes, args.seed)
+    size = sum(p.stat().st_size for p in paths)
+    print(f"wrote {len(paths)} notes, {size / 1e6:.1f} MB, into {args.out}")
+
+
+if __name__ == "__main__":
+    main()

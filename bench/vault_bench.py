@@ -1,0 +1,66 @@
+"""Vault-scope performance on a synthetic 10,000-note vault, each figure a whole `kg` process.
+
+Usage: python bench/vault_bench.py [--notes 10000] [--keep DIR]
+Prints cold build, no-op update, one-note update, query latency (median of 5) and peak RSS,
+next to the targets from the foundation issue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_vault import generate  # noqa: E402
+
+KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+TARGETS = {"cold build": 20.0, "no-op update": 1.0, "one-note update": 1.5, "query": 0.5}
+
+
+def timed(*args: str) -> tuple[float, int]:
+    """Wall seconds and peak RSS (MB) of one `kg` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run([*KG, *args], capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"kg {' '.join(args)} failed: {done.stderr.strip()}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) // 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--keep", type=Path, help="generate the vault here and keep it")
+    args = parser.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="kg-bench-"))
+    vault = root / "vault"
+    paths = generate(vault, args.notes, seed=7)
+    print(f"vault: {len(paths)} notes, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB at {vault}")
+    env_vault = ["--vault", str(vault)]
+    figures: dict[str, float] = {}
+    figures["cold build"], rss = timed("build", *env_vault)
+    figures["no-op update"], _ = timed("update", *env_vault)
+    target = paths[len(paths) // 2]
+    target.write_text(target.read_text() + "\nEdited for the benchmark, see [[Brand New Page]].\n")
+    figures["one-note update"], _ = timed("update", *env_vault, str(target))
+    queries = ["payments retry webhook", "postgres migration schema", "seo keyword ranking report", "incident runbook alert", "client onboarding billing"]
+    latencies = [timed("query", q, *env_vault, "--budget", "1500")[0] for q in queries]
+    figures["query"] = statistics.median(latencies)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    print(f"{'figure':<18}{'measured':>10}{'target':>10}")
+    for name, value in figures.items():
+        print(f"{name:<18}{value:>9.2f}s{TARGETS[name]:>9.1f}s  {'ok' if value <= TARGETS[name] else 'OVER'}")
+    print(f"{'peak RSS':<18}{peak:>8} MB{500:>7} MB  {'ok' if peak <= 500 else 'OVER'}")
+    _ = rss
+
+
+if __name__ == "__main__":
+    main()

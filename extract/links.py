@@ -1,0 +1,129 @@
+"""Markdown scanning for the deterministic pass: headings, wikilinks, markdown links, inline tags.
+
+Works line by line so every hit keeps its 1-based line number. Fenced code and inline code spans
+are masked first: a `#tag` or `[[link]]` inside code is not a tag or a link, and a `#` line inside a
+fence is not a heading.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+MDLINK_RE = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+URL_RE = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)\S+", re.IGNORECASE)
+INLINE_TAG_RE = re.compile(r"(?<![\w/#&\]\)])#([A-Za-z0-9_\-/\u00C0-\uFFFF]+)")
+BLOCK_ID_RE = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$")
+
+MAX_HEADING_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Link:
+    target: str
+    line: int
+    embed: bool = False
+    heading: str | None = None
+    block: str | None = None
+    label: str | None = None
+    markdown: bool = False
+
+
+@dataclass
+class Scan:
+    headings: list[Heading]
+    links: list[Link]
+    tags: list[tuple[str, int]]
+    blocks: list[tuple[str, int]]
+    prose: list[str]
+
+
+def normalize_tag(raw: str) -> str | None:
+    """`#Tool/SEMrush/` → `tool/semrush`; None for things that are not tags (`#123`, `#/`)."""
+    tag = raw.strip().lstrip("#").strip("/").lower()
+    if not tag or "//" in tag or tag.replace("/", "").replace("-", "").replace("_", "").isdigit():
+        return None
+    if any(ch.isspace() for ch in tag):
+        return None
+    return tag
+
+
+def _mask(text: str, pattern: re.Pattern[str]) -> str:
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def parse_wikilink(inner: str) -> tuple[str, str | None, str | None, str | None]:
+    """Split `Note#Heading^block|label` into (note, heading, block, label)."""
+    label = None
+    if "|" in inner:
+        inner, label = inner.split("|", 1)
+        label = label.strip() or None
+    block = None
+    if "^" in inner:
+        inner, block = inner.split("^", 1)
+        block = block.strip() or None
+    heading = None
+    if "#" in inner:
+        inner, heading = inner.split("#", 1)
+        heading = heading.strip().lstrip("^") or None
+    return inner.strip(), heading, block, label
+
+
+def scan_markdown(body: str, first_line: int = 1) -> Scan:
+    """Scan a note body; `first_line` is the file line the body starts on (after frontmatter)."""
+    headings: list[Heading] = []
+    links: list[Link] = []
+    tags: list[tuple[str, int]] = []
+    blocks: list[tuple[str, int]] = []
+    prose: list[str] = []
+    fence: str | None = None
+    for offset, line in enumerate(body.split("\n")):
+        number = first_line + offset
+        marker = FENCE_RE.match(line)
+        if fence is not None:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = None
+            continue
+        if marker:
+            fence = marker.group(1)
+            continue
+        visible = _mask(line, CODE_SPAN_RE)
+        heading = HEADING_RE.match(visible)
+        if heading:
+            text = heading.group(2).strip()[:MAX_HEADING_CHARS]
+            headings.append(Heading(len(heading.group(1)), text, number))
+            visible = visible[heading.end(1):]
+        for match in WIKILINK_RE.finditer(visible):
+            target, head, block, label = parse_wikilink(match.group(2))
+            if target or head or block:
+                links.append(Link(target, number, bool(match.group(1)), head, block, label))
+        for match in MDLINK_RE.finditer(visible):
+            href = match.group(3)
+            if URL_RE.match(href) or href.startswith("#") or ":" in href.split("/")[0]:
+                continue
+            path, _, fragment = unquote(href).partition("#")
+            if not path.lower().endswith(".md"):
+                continue
+            links.append(Link(path, number, bool(match.group(1)), fragment or None, None, match.group(2) or None, True))
+        without_links = _mask(_mask(_mask(visible, WIKILINK_RE), MDLINK_RE), URL_RE)
+        for match in INLINE_TAG_RE.finditer(without_links):
+            tag = normalize_tag(match.group(1))
+            if tag:
+                tags.append((tag, number))
+        block_id = BLOCK_ID_RE.search(visible)
+        if block_id:
+            blocks.append((block_id.group(1), number))
+        prose.append(line)
+    return Scan(headings, links, tags, blocks, prose)

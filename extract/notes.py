@@ -1,0 +1,461 @@
+"""The deterministic pass over a vault: frontmatter, tags, wikilinks, headings. No model.
+
+`VaultAdapter` is the vault's implementation of `vault_kg.adapter.ScopeAdapter`. Extraction is a
+pure function of a note's bytes; resolution (which note a `[[link]]` means) needs the whole vault
+and runs on every assembly, which is what lets a dangling link resolve once its target appears.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import posixpath
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vault_kg import model as m
+from vault_kg.adapter import Resolution, SourceSkip
+
+from .links import Link, normalize_tag, scan_markdown
+
+MAX_NOTE_BYTES = int(os.environ.get("KG_MAX_NOTE_BYTES", str(5 * 1024 * 1024)))
+MAX_FRONTMATTER_CHARS = 64 * 1024
+MAX_SEARCH_CHARS = 20_000
+SKIP_DIRS = {"kg-out", "node_modules", "__pycache__"}
+FM_OPEN_RE = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
+YAML_ALIAS_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][A-Za-z0-9_][\w-]*", re.MULTILINE)
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class VaultAdapter:
+    """Notes are `*.md` files under the vault; hidden folders and `kg-out/` are never read."""
+
+    kind = "vault"
+
+    def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
+        sources: list[str] = []
+        skips: list[SourceSkip] = []
+        root_real = os.path.realpath(root)
+        for folder, dirs, files in os.walk(root, followlinks=False):
+            rel_folder = os.path.relpath(folder, root)
+            rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
+            kept = []
+            for name in sorted(dirs):
+                if name.startswith(".") or name in SKIP_DIRS:
+                    continue
+                if os.path.islink(os.path.join(folder, name)):
+                    skips.append(SourceSkip(rel_folder + name, "symlinked folder not followed (loops and escapes are refused)"))
+                    continue
+                kept.append(name)
+            dirs[:] = kept
+            for name in files:
+                if not name.lower().endswith(".md") or name.startswith("."):
+                    continue
+                path = os.path.join(folder, name)
+                if os.path.islink(path):
+                    target = os.path.realpath(path)
+                    if not target.startswith(root_real + os.sep) or not os.path.isfile(target):
+                        skips.append(SourceSkip(rel_folder + name, "symlink points outside the vault or nowhere; not followed"))
+                        continue
+                sources.append(rel_folder + name)
+        sources.sort()
+        return sources, skips
+
+    def extract(self, relpath: str, data: bytes) -> m.Extraction:
+        return extract_note(relpath, data)
+
+    def resolve(self, extractions: dict[str, m.Extraction]) -> Resolution:
+        return resolve_vault(extractions)
+
+    def resolve_incremental(
+        self, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]
+    ) -> tuple[Resolution, dict[str, Any]]:
+        return resolve_vault_incremental(extractions, previous, per_source)
+
+    def search_text(self, node_id: str, attrs: dict[str, Any], extraction: m.Extraction) -> str:
+        if attrs.get("kind") == m.NOTE and node_id == m.note_id(extraction.source):
+            return extraction.text
+        return ""
+
+
+def note_title_from_path(relpath: str) -> str:
+    return posixpath.splitext(posixpath.basename(relpath))[0]
+
+
+def _quarantined(relpath: str, digest: str, reason: str, size: int) -> m.Extraction:
+    nid = m.note_id(relpath)
+    title = note_title_from_path(relpath)
+    node = {
+        "kind": m.NOTE,
+        "label": title,
+        "source": relpath,
+        "line": 1,
+        "status": m.QUARANTINED,
+        "quarantine": reason,
+        "summary": "",
+        "tags": [],
+        "aliases": [],
+    }
+    return m.Extraction(
+        source=relpath,
+        hash=digest,
+        nodes={nid: node},
+        text=title,
+        quarantine=reason,
+        meta={"title": title, "aliases": [], "headings": [], "size": size},
+    )
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, int]:
+    """(frontmatter text or None, body, 1-based file line where the body starts)."""
+    import frontmatter
+
+    handler = frontmatter.YAMLHandler()
+    if not handler.detect(text):
+        return None, text, 1
+    try:
+        fm_text, body = handler.split(text)
+    except ValueError:
+        return None, text, 1
+    offset = len(text) - len(body)
+    return fm_text, body, text.count("\n", 0, offset) + 1
+
+
+def parse_frontmatter(fm_text: str) -> dict[str, Any]:
+    """Parse YAML frontmatter with the C loader; raise ValueError with a user-facing reason."""
+    if len(fm_text) > MAX_FRONTMATTER_CHARS:
+        raise ValueError(f"frontmatter is larger than {MAX_FRONTMATTER_CHARS // 1024} KB")
+    if YAML_ALIAS_RE.search(fm_text) and re.search(r"(^|[\s:\[,-])\*[A-Za-z0-9_]", fm_text, re.MULTILINE):
+        raise ValueError("frontmatter uses YAML anchors/aliases (`&x` / `*x`), which notes do not need")
+    try:
+        data = yaml.load(fm_text, Loader=YAML_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ValueError(f"malformed YAML frontmatter{where}: {problem}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError("frontmatter is not a key: value mapping")
+    return data
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """Frontmatter values as JSON-friendly data (dates as ISO strings, keys as strings)."""
+    if depth > 20:
+        return str(value)[:200]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [json_safe(v, depth + 1) for v in value]
+    return str(value)
+
+
+def _string_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part for part in re.split(r"[,\s]+", value) if part]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v is not None and not isinstance(v, (dict, list))]
+    return [str(value)]
+
+
+def _alias_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    return [str(value)]
+
+
+def _key_line(fm_text: str, key: str) -> int:
+    """File line of a top-level frontmatter key (the `---` opener is line 1)."""
+    match = re.search(rf"^{re.escape(key)}\s*:", fm_text, re.MULTILINE)
+    return fm_text.count("\n", 0, match.start()) + 2 if match else 1
+
+
+def extract_note(relpath: str, data: bytes) -> m.Extraction:
+    """Extract one note. Never raises: unreadable input is quarantined with a reason."""
+    digest = content_hash(data)
+    if len(data) > MAX_NOTE_BYTES:
+        return _quarantined(
+            relpath, digest,
+            f"note is {len(data) / 1e6:.1f} MB, over the {MAX_NOTE_BYTES / 1e6:.0f} MB cap; split it or raise KG_MAX_NOTE_BYTES",
+            len(data),
+        )
+    if b"\x00" in data[:8192]:
+        return _quarantined(relpath, digest, "binary content (NUL bytes) in a .md file; move it out of the vault or rename it", len(data))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _quarantined(relpath, digest, f"not UTF-8 text (byte {exc.start}); re-save the note as UTF-8", len(data))
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    fm_text, body, body_line = split_frontmatter(text)
+    fm: dict[str, Any] = {}
+    if fm_text is not None:
+        try:
+            fm = parse_frontmatter(fm_text)
+        except ValueError as exc:
+            return _quarantined(relpath, digest, f"{exc}; fix the frontmatter and run `kg update`", len(data))
+    try:
+        scan = scan_markdown(body, body_line)
+    except RecursionError:
+        return _quarantined(relpath, digest, "note structure too deeply nested to scan", len(data))
+
+    nid = m.note_id(relpath)
+    h1 = next((h.text for h in scan.headings if h.level == 1), None)
+    title = str(fm.get("title") or h1 or note_title_from_path(relpath)).strip()
+    aliases = sorted(set(_alias_list(fm.get("aliases")) + _alias_list(fm.get("alias"))))
+    summary_raw = fm.get("summary")
+    summary = "" if summary_raw is None else str(json_safe(summary_raw)).strip()
+    fm_tags: list[str] = []
+    for raw in _string_list(fm.get("tags")) + _string_list(fm.get("tag")):
+        tag = normalize_tag(raw)
+        if tag and tag not in fm_tags:
+            fm_tags.append(tag)
+    inline_tags = [tag for tag, _ in scan.tags]
+    all_tags = sorted(set(fm_tags) | set(inline_tags))
+    props = {k: json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}}
+    lines = text.count("\n") + 1
+
+    node: dict[str, Any] = {
+        "kind": m.NOTE,
+        "label": title,
+        "source": relpath,
+        "line": 1,
+        "end_line": lines,
+        "summary": summary,
+        "tags": all_tags,
+        "aliases": aliases,
+        "status": m.LIVE,
+    }
+    if props:
+        node["props"] = props
+    nodes: dict[str, dict[str, Any]] = {nid: node}
+    edges: list[dict[str, Any]] = []
+    tags_line = _key_line(fm_text, "tags") if fm_text else 1
+    seen_tags: set[str] = set()
+    for tag, line in [(t, tags_line) for t in fm_tags] + scan.tags:
+        if tag in seen_tags:
+            continue
+        seen_tags.add(tag)
+        nodes[m.tag_id(tag)] = {"kind": m.TAG, "label": tag, "source": relpath, "shared": True}
+        edges.append(m.edge(nid, m.tag_id(tag), m.TAGGED, relpath, line))
+
+    refs = [_link_ref(nid, relpath, link) for link in scan.links]
+    search = " \n".join([title, " ".join(aliases), summary, " ".join(all_tags), " ".join(h.text for h in scan.headings), "\n".join(scan.prose)])
+    return m.Extraction(
+        source=relpath,
+        hash=digest,
+        nodes=nodes,
+        edges=edges,
+        refs=refs,
+        text=search[:MAX_SEARCH_CHARS],
+        meta={
+            "title": title,
+            "aliases": aliases,
+            "summary": summary,
+            "fm_tags": fm_tags,
+            "inline_tags": sorted(set(inline_tags)),
+            "has_frontmatter": fm_text is not None,
+            "summary_present": summary_raw is not None,
+            "headings": [[h.level, h.text, h.line] for h in scan.headings],
+            "blocks": scan.blocks,
+            "size": len(data),
+        },
+    )
+
+
+def _link_ref(nid: str, relpath: str, link: Link) -> m.Ref:
+    target = link.target
+    attrs: dict[str, Any] = {}
+    if link.markdown:
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), target))
+        target = joined
+        attrs["path"] = True
+    elif not target:
+        target = relpath
+        attrs["path"] = True
+    if link.heading:
+        attrs["heading"] = link.heading
+    if link.block:
+        attrs["block"] = link.block
+    if link.label:
+        attrs["label"] = link.label
+    attrs["key"] = _strip_md(target).lower().lstrip("/")
+    return m.Ref(nid, target, m.EMBEDS if link.embed else m.LINKS_TO, link.line, attrs)
+
+
+def _strip_md(target: str) -> str:
+    target = target.strip().replace("\\", "/")
+    return target[:-3] if target.lower().endswith(".md") else target
+
+
+class NoteIndex:
+    """Obsidian-style lookup: vault path, file name and `aliases`, all case-insensitive."""
+
+    def __init__(self, extractions: dict[str, m.Extraction]) -> None:
+        self.by_path: dict[str, str] = {}
+        self.by_stem: dict[str, list[str]] = {}
+        self.by_alias: dict[str, list[str]] = {}
+        self.headings: dict[str, list[list[Any]]] = {}
+        for relpath in sorted(extractions):
+            ext = extractions[relpath]
+            key = _strip_md(relpath).lower()
+            self.by_path[key] = relpath
+            self.by_stem.setdefault(posixpath.basename(key), []).append(relpath)
+            for alias in ext.meta.get("aliases", []):
+                self.by_alias.setdefault(alias.lower(), []).append(relpath)
+            self.headings[relpath] = ext.meta.get("headings", [])
+
+    def lookup(self, target: str, is_path: bool = False) -> list[str]:
+        key = _strip_md(target).lower().lstrip("/")
+        if key in self.by_path:
+            return [self.by_path[key]]
+        if is_path:
+            return []
+        if "/" in key:
+            suffix = "/" + key
+            return sorted(p for k, p in self.by_path.items() if k.endswith(suffix))
+        return self.by_stem.get(key) or self.by_alias.get(key) or []
+
+
+def _pick(candidates: list[str]) -> str:
+    """Obsidian's tie-break for same-named notes: the shortest path, then alphabetical."""
+    return min(candidates, key=lambda p: (p.count("/"), len(p), p))
+
+
+def answer_keys(ext: m.Extraction) -> set[str]:
+    """Every lookup key under which a note can be found: path, path suffixes, file name, aliases."""
+    key = _strip_md(ext.source).lower()
+    parts = key.split("/")
+    keys = {"/".join(parts[i:]) for i in range(len(parts))}
+    keys.update(alias.lower() for alias in ext.meta.get("aliases", []))
+    return keys
+
+
+def ref_key(ref: m.Ref) -> str:
+    key = ref.attrs.get("key")
+    return key if key is not None else _strip_md(ref.target).lower().lstrip("/")
+
+
+def resolve_vault(extractions: dict[str, m.Extraction]) -> Resolution:
+    resolution, _ = resolve_vault_incremental(extractions, {rel: None for rel in extractions}, {})
+    return resolution
+
+
+def resolve_vault_incremental(
+    extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]
+) -> tuple[Resolution, dict[str, Any]]:
+    """Re-resolve only the links a change can affect; reuse every other note's cached result.
+
+    `previous` maps each changed, added or removed note to its old extraction (None when new).
+    A link is affected when it lives in a changed note or its target key is a key some changed
+    note answers to, before or after the change (name, path suffix, alias; headings follow the
+    note). Returns the resolution and the per-source entries that were recomputed.
+    """
+    affected: set[str] = set()
+    for rel, old in previous.items():
+        if old is not None:
+            affected |= answer_keys(old)
+        if rel in extractions:
+            affected |= answer_keys(extractions[rel])
+    index = NoteIndex(extractions)
+    recomputed: dict[str, Any] = {}
+    for rel in sorted(extractions):
+        refs = extractions[rel].refs
+        cached = per_source.get(rel)
+        if cached is None or rel in previous or any(ref_key(r) in affected for r in refs):
+            cached = [_resolve_ref(ref, index) for ref in refs]
+            recomputed[rel] = cached
+            per_source[rel] = cached
+    for rel in list(per_source):
+        if rel not in extractions:
+            del per_source[rel]
+    res = Resolution()
+    for rel in sorted(extractions):
+        for ref, outcome in zip(extractions[rel].refs, per_source[rel]):
+            _apply(ref, rel, outcome, extractions, res)
+    _add_tag_parents(extractions, res)
+    return res, recomputed
+
+
+def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | None, int | None]:
+    """(target note path or None, number of candidates, matched heading text, heading line)."""
+    candidates = index.lookup(ref.target, bool(ref.attrs.get("path")))
+    if not candidates:
+        return None, 0, None, None
+    target = _pick(candidates)
+    heading = ref.attrs.get("heading")
+    if heading:
+        wanted = heading.lower()
+        for _, text, line in index.headings.get(target, []):
+            if text.lower() == wanted:
+                return target, len(candidates), text, line
+    return target, len(candidates), None, None
+
+
+def _apply(
+    ref: m.Ref, owner: str, outcome: tuple[str | None, int, str | None, int | None], extractions: dict[str, m.Extraction], res: Resolution
+) -> None:
+    target_path, count, heading_text, heading_line = outcome
+    extra = {k: v for k, v in ref.attrs.items() if k in {"heading", "block", "label"}}
+    if target_path is None:
+        uid = m.unresolved_id(ref_key(ref).strip())
+        node = res.nodes.get(uid)
+        if node is None:
+            res.nodes[uid] = {"kind": m.UNRESOLVED, "label": _strip_md(ref.target).strip(), "source": owner, "referrers": [owner], "status": m.LIVE}
+        elif node["referrers"][-1] != owner:
+            node["referrers"].append(owner)
+        res.edges.append(m.edge(ref.source, uid, ref.relation, owner, ref.line, **extra))
+        return
+    confidence = m.AMBIGUOUS if count > 1 else m.EXTRACTED
+    if count > 1:
+        extra["candidates"] = count
+    target = m.note_id(target_path)
+    if ref.attrs.get("heading") and heading_text is None:
+        extra["unresolved_heading"] = ref.attrs["heading"]
+    if heading_text is not None:
+        sid = m.section_id(target_path, heading_text)
+        if sid not in res.nodes:
+            title = extractions[target_path].meta.get("title", target_path)
+            res.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {heading_text}", "source": target_path, "line": heading_line, "status": m.LIVE}
+            res.edges.append(m.edge(target, sid, m.HAS_SECTION, target_path, heading_line))
+        target = sid
+    res.edges.append(m.edge(ref.source, target, ref.relation, owner, ref.line, confidence=confidence, **extra))
+
+
+def _add_tag_parents(extractions: dict[str, m.Extraction], res: Resolution) -> None:
+    owners: dict[str, str] = {}
+    for relpath in sorted(extractions):
+        for nid, attrs in extractions[relpath].nodes.items():
+            if attrs.get("kind") == m.TAG:
+                owners.setdefault(attrs["label"], relpath)
+    linked: set[str] = set()
+    for tag in sorted(owners):
+        owner = owners[tag]
+        child = tag
+        while "/" in child and child not in linked:
+            linked.add(child)
+            parent = child.rsplit("/", 1)[0]
+            pid = m.tag_id(parent)
+            if parent not in owners and pid not in res.nodes:
+                res.nodes[pid] = {"kind": m.TAG, "label": parent, "source": owner, "shared": True}
+            res.edges.append(m.edge(m.tag_id(child), pid, m.TAG_PARENT, owner))
+            child = parent

@@ -1,0 +1,114 @@
+"""The deterministic pass over one note: frontmatter, tags, links, headings, quarantine."""
+
+from __future__ import annotations
+
+from extract.links import normalize_tag, parse_wikilink, scan_markdown
+from extract.notes import extract_note
+from vault_kg import model as m
+
+NOTE = """---
+summary: Retry policy for the payments worker
+tags: [topic/payments/retries, scope/acme]
+aliases: [Retry Policy, retries]
+owner: jo
+reviewed: 2026-01-05
+---
+# Payment Retries
+
+We retry with backoff. See [[Payments Worker]] and [[Payments API|the API]].
+Heading link [[Payments API#Idempotency]] and block [[ADR-003^key-rule]] and ![[Diagram Note]].
+A markdown link [worker](../services/Payments%20Worker.md) and an URL http://example.com/#nottag.
+Inline #tool/stripe and #Client/Acme/Billing but not `#code-span` nor [[#Local heading]] twice.
+
+```python
+# comment #not-a-tag [[Not A Link]]
+```
+
+## Local heading
+~~~
+## not a heading
+~~~
+"""
+
+
+def test_frontmatter_fields_and_props() -> None:
+    ext = extract_note("notes/retries.md", NOTE.encode())
+    node = ext.nodes[m.note_id("notes/retries.md")]
+    assert node["label"] == "Payment Retries"
+    assert node["summary"] == "Retry policy for the payments worker"
+    assert node["aliases"] == ["Retry Policy", "retries"]
+    assert node["props"] == {"owner": "jo", "reviewed": "2026-01-05"}
+    assert node["end_line"] == NOTE.count("\n") + 1
+    assert ext.quarantine is None
+
+
+def test_tags_inline_nested_and_not_in_code() -> None:
+    ext = extract_note("n.md", NOTE.encode())
+    tags = ext.nodes[m.note_id("n.md")]["tags"]
+    assert tags == sorted(["topic/payments/retries", "scope/acme", "tool/stripe", "client/acme/billing"])
+    assert "not-a-tag" not in tags and "code-span" not in tags and "nottag" not in tags
+    tagged = [e for e in ext.edges if e["relation"] == m.TAGGED]
+    assert {e["target"] for e in tagged} == {m.tag_id(t) for t in tags}
+    inline = next(e for e in tagged if e["target"] == "tag:tool/stripe")
+    assert inline["line"] == 13
+
+
+def test_links_every_form_with_lines() -> None:
+    ext = extract_note("notes/retries.md", NOTE.encode())
+    refs = [(r.target, r.relation, r.line, {k: v for k, v in r.attrs.items() if k != "key"}) for r in ext.refs]
+    assert ("Payments Worker", m.LINKS_TO, 10, {}) in refs
+    assert ("Payments API", m.LINKS_TO, 10, {"label": "the API"}) in refs
+    assert ("Payments API", m.LINKS_TO, 11, {"heading": "Idempotency"}) in refs
+    assert ("ADR-003", m.LINKS_TO, 11, {"block": "key-rule"}) in refs
+    assert ("Diagram Note", m.EMBEDS, 11, {}) in refs
+    assert ("services/Payments Worker.md", m.LINKS_TO, 12, {"path": True, "label": "worker"}) in refs
+    assert ("notes/retries.md", m.LINKS_TO, 13, {"path": True, "heading": "Local heading"}) in refs
+    assert not any("Not A Link" in r[0] for r in refs)
+
+
+def test_headings_skip_fences() -> None:
+    ext = extract_note("n.md", NOTE.encode())
+    assert ext.meta["headings"] == [[1, "Payment Retries", 8], [2, "Local heading", 19]]
+
+
+def test_wikilink_parsing() -> None:
+    assert parse_wikilink("Note#Head^blk|Label") == ("Note", "Head", "blk", "Label")
+    assert parse_wikilink("Note#^blk") == ("Note", None, "blk", None)
+    assert normalize_tag("#Tool/SEMrush/") == "tool/semrush"
+    assert normalize_tag("#123") is None
+
+
+def test_scan_keeps_line_numbers_from_offset() -> None:
+    scan = scan_markdown("x\n[[A]]\n", first_line=5)
+    assert scan.links[0].line == 6
+
+
+def test_malformed_frontmatter_is_quarantined_with_reason() -> None:
+    ext = extract_note("bad.md", b"---\ntags: [a, b\nsummary: x\n---\nbody [[A]]\n")
+    assert ext.quarantine and "malformed YAML frontmatter" in ext.quarantine and "run `kg update`" in ext.quarantine
+    node = ext.nodes[m.note_id("bad.md")]
+    assert node["status"] == m.QUARANTINED
+    assert ext.refs == []
+
+
+def test_non_utf8_binary_huge_and_empty() -> None:
+    assert "not UTF-8" in extract_note("a.md", b"ok \xff\xfe").quarantine
+    assert "binary" in extract_note("b.md", b"\x00\x01\x02").quarantine
+    empty = extract_note("c.md", b"")
+    assert empty.quarantine is None and empty.nodes[m.note_id("c.md")]["label"] == "c"
+
+
+def test_yaml_bomb_refused() -> None:
+    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b]\n---\n"
+    ext = extract_note("bomb.md", bomb.encode())
+    assert ext.quarantine and "anchors/aliases" in ext.quarantine
+
+
+def test_frontmatter_not_a_mapping() -> None:
+    ext = extract_note("list.md", b"---\n- a\n- b\n---\ntext\n")
+    assert ext.quarantine and "not a key: value mapping" in ext.quarantine
+
+
+def test_tags_as_string_and_crlf() -> None:
+    ext = extract_note("s.md", b"---\r\nsummary: s\r\ntags: tool/a, scope/global topic/x\r\n---\r\nbody\r\n")
+    assert ext.nodes[m.note_id("s.md")]["tags"] == ["scope/global", "tool/a", "topic/x"]

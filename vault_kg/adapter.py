@@ -1,0 +1,50 @@
+"""The contract between the engine and a kind of scope (a vault, a code repository).
+
+The engine is one route for build and update: list sources → stat fast path → extract what
+changed → resolve → assemble → rank → write. A scope kind plugs in by implementing this protocol;
+nothing else in the engine knows what a note or a function is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .model import Extraction
+
+
+@dataclass
+class Resolution:
+    """Nodes and edges derived from all extractions together (link targets, call targets).
+
+    Every edge still names the file that owns it (``owner``): the file whose reference produced it.
+    Derived nodes (``unresolved:``, ``external:``) exist only while some reference needs them.
+    """
+
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SourceSkip:
+    """A file the scanner saw and did not extract, with the reason (reported, never silent)."""
+
+    relpath: str
+    reason: str
+
+
+class ScopeAdapter(Protocol):
+    kind: str
+
+    def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
+        """Scope-relative POSIX paths of the files to extract, sorted; plus skipped files."""
+
+    def extract(self, relpath: str, data: bytes) -> Extraction:
+        """Extract one file. Must never raise: bad input becomes ``Extraction.quarantine``."""
+
+    def resolve(self, extractions: dict[str, Extraction]) -> Resolution:
+        """Resolve every open reference of every extraction against the whole scope."""
+
+    def search_text(self, node_id: str, attrs: dict[str, Any], extraction: Extraction) -> str:
+        """The text BM25 indexes for a node owned by ``extraction`` ("" to leave it out)."""

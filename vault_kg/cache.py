@@ -1,0 +1,223 @@
+"""A scope's rebuildable cache: one SQLite file holding everything that makes updates cheap.
+
+- `sources`: per file its size, mtime, content hash, pickled extraction and resolution (the
+  stat fast path and the per-file work that an update reuses);
+- `docs`: the FTS5 full-text index (BM25) that seeds queries;
+- `nodes` / `edges`: the assembled graph, indexed for queries that touch a few nodes;
+- `meta`: god nodes, communities, counts, and the stat of the artifacts last written.
+
+One transaction per run: a crash leaves the previous consistent state, and since the artifacts
+are written before the commit, the next run simply redoes the work. Delete it any time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+SCHEMA = 5
+
+DDL = """
+CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, res BLOB);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);
+CREATE VIRTUAL TABLE docs USING fts5(node_id UNINDEXED, owner UNINDEXED, label, aliases, summary, body,
+    tokenize='porter unicode61 remove_diacritics 2');
+CREATE TABLE nodes(id TEXT PRIMARY KEY, kind TEXT, label_lc TEXT, source TEXT, status TEXT,
+    rank REAL, community INTEGER, data TEXT, h TEXT);
+CREATE INDEX nodes_label ON nodes(label_lc);
+CREATE INDEX nodes_source ON nodes(source);
+CREATE TABLE edges(owner TEXT, source TEXT, target TEXT, relation TEXT, data TEXT);
+CREATE INDEX edges_source ON edges(source);
+CREATE INDEX edges_target ON edges(target);
+CREATE INDEX edges_owner ON edges(owner);
+CREATE TABLE owner_hash(owner TEXT PRIMARY KEY, h TEXT);
+"""
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
+    else:
+        con = sqlite3.connect(str(path), timeout=60, isolation_level=None)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+    return con
+
+
+class ScopeCache:
+    """Read/write access to a scope's cache file; `open()` recreates it when unusable."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.con: sqlite3.Connection
+        self.recreated = False
+        self.open()
+
+    def open(self) -> None:
+        try:
+            self.con = connect(self.path)
+            version = self.con.execute("PRAGMA user_version").fetchone()[0]
+            if version == SCHEMA:
+                self.con.execute("SELECT count(*) FROM meta").fetchone()
+                return
+        except sqlite3.DatabaseError:
+            version = -1
+        self._recreate(existed=version not in (0,))
+
+    def _recreate(self, existed: bool) -> None:
+        try:
+            self.con.close()
+        except Exception:
+            pass
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
+        self.con = connect(self.path)
+        self.con.executescript(DDL + f"PRAGMA user_version={SCHEMA};")
+        self.recreated = existed
+
+    def close(self) -> None:
+        self.con.close()
+
+    def begin(self) -> None:
+        self.con.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self.con.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.con.in_transaction:
+            self.con.execute("ROLLBACK")
+
+    # sources ---------------------------------------------------------------------------------
+    def stats(self) -> dict[str, tuple[int, int, str]]:
+        return {rel: (size, mtime, digest) for rel, size, mtime, digest in self.con.execute("SELECT rel, size, mtime, hash FROM sources")}
+
+    def load_all(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        extractions: dict[str, Any] = {}
+        resolutions: dict[str, Any] = {}
+        for rel, ext, res in self.con.execute("SELECT rel, ext, res FROM sources"):
+            extractions[rel] = pickle.loads(ext)
+            if res is not None:
+                resolutions[rel] = pickle.loads(res)
+        return extractions, resolutions
+
+    def put_source(self, rel: str, size: int, mtime: int, digest: str, extraction: Any) -> None:
+        text = extraction.text
+        extraction.text = ""
+        try:
+            blob = pickle.dumps(extraction, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            extraction.text = text
+        self.con.execute(
+            "INSERT INTO sources(rel, size, mtime, hash, ext, res) VALUES (?,?,?,?,?,NULL) "
+            "ON CONFLICT(rel) DO UPDATE SET size=excluded.size, mtime=excluded.mtime, hash=excluded.hash, ext=excluded.ext",
+            (rel, size, mtime, digest, blob),
+        )
+
+    def touch_source(self, rel: str, size: int, mtime: int) -> None:
+        self.con.execute("UPDATE sources SET size=?, mtime=? WHERE rel=?", (size, mtime, rel))
+
+    def put_resolutions(self, items: Iterable[tuple[str, Any]]) -> None:
+        self.con.executemany("UPDATE sources SET res=? WHERE rel=?", [(pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL), k) for k, v in items])
+
+    def delete_sources(self, rels: Iterable[str]) -> None:
+        self.con.executemany("DELETE FROM sources WHERE rel=?", [(r,) for r in rels])
+
+    # meta ------------------------------------------------------------------------------------
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return orjson.loads(row[0]) if row else default
+
+    def set_meta(self, key: str, value: Any) -> None:
+        self.con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, orjson.dumps(value, option=orjson.OPT_SORT_KEYS)))
+
+    # full-text docs --------------------------------------------------------------------------
+    def replace_docs(self, owners: Iterable[str], docs: Iterable[tuple[str, str, str, str, str, str]], clear: bool = False) -> None:
+        if clear:
+            self.con.execute("DELETE FROM docs")
+        else:
+            self.con.executemany("DELETE FROM docs WHERE owner = ?", [(o,) for o in owners])
+        self.con.executemany("INSERT INTO docs(node_id, owner, label, aliases, summary, body) VALUES (?,?,?,?,?,?)", docs)
+
+    # assembled graph -------------------------------------------------------------------------
+    def sync_graph(self, nodes: dict[str, dict[str, Any]], edges_by_owner: dict[str, list[dict[str, Any]]]) -> None:
+        """Bring the query tables to this graph, touching only rows whose content changed."""
+        old_nodes = dict(self.con.execute("SELECT id, h FROM nodes"))
+        node_rows = []
+        rank_rows = []
+        for nid, attrs in nodes.items():
+            body = {k: v for k, v in attrs.items() if k not in ("rank", "community")}
+            data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+            digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+            if old_nodes.pop(nid, None) != digest:
+                node_rows.append((nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), attrs.get("rank", 0.0), attrs.get("community"), data.decode(), digest))
+            else:
+                rank_rows.append((attrs.get("rank", 0.0), attrs.get("community"), nid))
+        self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes])
+        self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows)
+        self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", rank_rows)
+        old_owners = dict(self.con.execute("SELECT owner, h FROM owner_hash"))
+        changed_owners = []
+        rows = []
+        hashes = []
+        for owner, group in edges_by_owner.items():
+            data = orjson.dumps(group, option=orjson.OPT_SORT_KEYS)
+            digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+            if old_owners.pop(owner, None) != digest:
+                changed_owners.append(owner)
+                hashes.append((owner, digest))
+                rows.extend((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for e in group)
+        gone = list(old_owners)
+        self.con.executemany("DELETE FROM edges WHERE owner=?", [(o,) for o in changed_owners + gone])
+        self.con.executemany("DELETE FROM owner_hash WHERE owner=?", [(o,) for o in gone])
+        self.con.executemany("INSERT INTO edges VALUES (?,?,?,?,?)", rows)
+        self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
+
+
+class GraphReader:
+    """Read-only queries over the assembled graph in the cache (used by `kg query` and friends)."""
+
+    def __init__(self, path: Path) -> None:
+        self.con = connect(path, readonly=True)
+
+    def node(self, nid: str) -> dict[str, Any] | None:
+        row = self.con.execute("SELECT data, rank, community FROM nodes WHERE id=?", (nid,)).fetchone()
+        if row is None:
+            return None
+        node = orjson.loads(row[0])
+        node["id"] = nid
+        node["rank"] = row[1]
+        if row[2] is not None:
+            node["community"] = row[2]
+        return node
+
+    def out_edges(self, nid: str) -> list[dict[str, Any]]:
+        return [orjson.loads(r[0]) for r in self.con.execute("SELECT data FROM edges WHERE source=?", (nid,))]
+
+    def in_edges(self, nid: str) -> list[dict[str, Any]]:
+        return [orjson.loads(r[0]) for r in self.con.execute("SELECT data FROM edges WHERE target=?", (nid,))]
+
+    def by_label(self, label_lc: str) -> list[str]:
+        return [r[0] for r in self.con.execute("SELECT id FROM nodes WHERE label_lc=?", (label_lc,))]
+
+    def iter_nodes(self) -> Iterator[tuple[str, str, str, str, str]]:
+        yield from self.con.execute("SELECT id, kind, label_lc, source, status FROM nodes")
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return orjson.loads(row[0]) if row else default
+
+    def search(self, match: str, weights: tuple[float, ...], limit: int) -> list[tuple[str, float]]:
+        sql = (
+            f"SELECT node_id, -bm25(docs, 0, 0, {', '.join(str(w) for w in weights)}) AS s FROM docs"
+            " WHERE docs MATCH ? ORDER BY s DESC, node_id LIMIT ?"
+        )
+        return [(r[0], float(r[1])) for r in self.con.execute(sql, (match, limit))]
+
+    def close(self) -> None:
+        self.con.close()

@@ -1,0 +1,330 @@
+"""The `kg` command line: a thin shell over the library (engine, query, lint, config)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+
+from . import config as cfgmod
+from .errors import KgError
+from .scopes import Scope, resolve_scopes
+
+app = typer.Typer(
+    name="kg",
+    help="A knowledge graph over your markdown vault and code repositories, for coding agents.\n\n"
+    "Example: kg build --vault examples/vault && kg query \"payments retries\"",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+project_app = typer.Typer(help="Register project repositories (each gets its own code graph).", no_args_is_help=True)
+app.add_typer(project_app, name="project")
+
+VaultOpt = typer.Option(None, "--vault", help="The vault folder (default: KG_VAULT, the enclosing vault, or the config file).")
+OutOpt = typer.Option(None, "--out", help="Artifact folder (default: <scope root>/kg-out).")
+ScopeOpt = typer.Option(None, "--scope", "-s", help="Scope name: `vault` or a registered project; repeat for several.")
+JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+StaleOpt = typer.Option(False, "--include-stale", help="Also show stale and superseded nodes, flagged.")
+
+FEATURE_MODULES = ("journal", "view", "code", "anchors", "vaultops", "agent")
+
+
+def emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        sys.stdout.write(text(data) + "\n")
+
+
+def fail(message: str, code: int = 1) -> None:
+    sys.stderr.write(f"kg: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def scopes_from(scope: Optional[list[str]], vault: Optional[Path], out: Optional[Path] = None) -> list[Scope]:
+    return resolve_scopes(scope, vault, out)
+
+
+def single_view(scope: Optional[list[str]], vault: Optional[Path]):
+    from .graphview import load_view
+
+    scopes = scopes_from(scope, vault)
+    if len(scopes) != 1:
+        raise KgError("this command works on one scope at a time; pass a single --scope")
+    return load_view(scopes[0])
+
+
+def _progress_runner(total_hint: bool):
+    """A rich progress bar on stderr for long runs; silent for short ones and non-terminals."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    state: dict[str, Any] = {}
+
+    def callback(rel: str, done: int, total: int) -> None:
+        if total < 200 or not sys.stderr.isatty():
+            return
+        if "bar" not in state:
+            bar = Progress(TextColumn("extracting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), TextColumn("{task.description}"), transient=True)
+            bar.start()
+            state["bar"] = bar
+            state["task"] = bar.add_task("", total=total)
+        state["bar"].update(state["task"], completed=done, description=rel[-40:])
+        if done >= total:
+            state["bar"].stop()
+
+    return callback
+
+
+def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, as_json: bool, verb: str) -> None:
+    from .engine import run
+
+    results = []
+    for scope in scopes:
+        result = run(scope, paths=paths, force=force, progress=_progress_runner(True))
+        results.append(result)
+        for notice in result.notices:
+            sys.stderr.write(f"kg: {notice}\n")
+        for rel, reason in result.quarantined:
+            if rel in result.extracted:
+                sys.stderr.write(f"kg: quarantined {scope.root / rel}: {reason}\n")
+        for warning in result.warnings:
+            sys.stderr.write(f"kg: warning: {warning}\n")
+    if as_json:
+        emit([r.as_dict() for r in results], True, str)
+        return
+    for r in results:
+        unit = "notes" if r.kind == "vault" else "files"
+        changed = f" · {len(r.extracted)} extracted · {len(r.removed)} removed" if verb == "updated" else ""
+        wrote = "" if r.written or verb == "built" else " · nothing to rewrite"
+        sys.stdout.write(
+            f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} unresolved · "
+            f"{len(r.quarantined)} quarantined{changed}{wrote} · {r.seconds:.2f}s\n"
+        )
+
+
+@app.command()
+def build(
+    vault: Optional[Path] = VaultOpt,
+    out: Optional[Path] = OutOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    force: bool = typer.Option(False, "--force", help="Re-extract every file, ignoring the cache."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Build a scope's graph: kg-out/graph.json, GRAPH_REPORT.md, graph.html.
+
+    Example: kg build --vault ~/vault        (or inside a registered repo: kg build)
+    """
+    _run_scopes(scopes_from(scope, vault, out), None, force, as_json, "built")
+
+
+@app.command()
+def update(
+    paths: Optional[list[Path]] = typer.Argument(None, help="Only these files (as the hooks do); default: everything that changed."),
+    vault: Optional[Path] = VaultOpt,
+    out: Optional[Path] = OutOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Re-extract only what changed (size+mtime, then content hash); rewrite nothing if nothing did.
+
+    Example: kg update            kg update notes/payments.md
+    """
+    _run_scopes(scopes_from(scope, vault, out), paths or None, False, as_json, "updated")
+
+
+@app.command()
+def query(
+    question: str = typer.Argument(..., help="What you want to know, in words."),
+    budget: int = typer.Option(1500, "--budget", help="Answer size cap in tokens (100-50000)."),
+    depth: int = typer.Option(2, "--depth", help="Expansion hops from the seeds (0-6)."),
+    vault: Optional[Path] = VaultOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    include_stale: bool = StaleOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Answer with a compact, citable context: seeds first, file:line, snippets, connecting edges.
+
+    Example: kg query "how do we retry failed webhooks" --budget 800
+    """
+    from . import query as q
+
+    emit(q.query(scopes_from(scope, vault), question, budget, include_stale, depth), as_json, q.format_query)
+
+
+@app.command()
+def path(
+    a: str = typer.Argument(..., help="Start: note title, path, alias, tag (#x) or node id."),
+    b: str = typer.Argument(..., help="End."),
+    vault: Optional[Path] = VaultOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    include_stale: bool = StaleOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Shortest meaningful path between two nodes, with edge directions.
+
+    Example: kg path "Payments API" "Acme"
+    """
+    from . import query as q
+
+    emit(q.path(single_view(scope, vault), a, b, include_stale), as_json, q.format_path)
+
+
+@app.command()
+def explain(
+    name: str = typer.Argument(..., help="Note title, path, alias, tag or node id."),
+    vault: Optional[Path] = VaultOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    include_stale: bool = StaleOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """A node, its attributes, its source lines and its neighbours grouped by relation.
+
+    Example: kg explain "Webhook retries"
+    """
+    from . import query as q
+
+    emit(q.explain(single_view(scope, vault), name, include_stale), as_json, q.format_explain)
+
+
+@app.command("god-nodes")
+def god_nodes(
+    n: int = typer.Option(10, "-n", help="How many (1-200)."),
+    vault: Optional[Path] = VaultOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    include_stale: bool = StaleOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The most central nodes (weighted PageRank; tags, files and tests excluded).
+
+    Example: kg god-nodes -n 5
+    """
+    from . import query as q
+
+    def text(rows: list[dict[str, Any]]) -> str:
+        return "\n".join(f"{i:>2}. {r['label']} ({r['kind']}) {r['rank']:.3f} — {r['source']}:{r['line'] or 1}" + (f"\n    {r['summary']}" if r["summary"] else "") for i, r in enumerate(rows, 1)) or "no nodes"
+
+    emit(q.god_nodes(single_view(scope, vault), n, include_stale), as_json, text)
+
+
+@app.command()
+def stats(vault: Optional[Path] = VaultOpt, scope: Optional[list[str]] = ScopeOpt, as_json: bool = JsonOpt) -> None:
+    """Counts for a scope: sources, nodes, edges, unresolved, quarantined, stale, pending.
+
+    Example: kg stats --json
+    """
+    from . import query as q
+
+    emit(q.stats(single_view(scope, vault)), as_json, q.format_stats)
+
+
+@app.command()
+def lint(
+    vault: Optional[Path] = VaultOpt,
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on any violation (for CI on the vault repo)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Check the frontmatter contract: one-line summary, namespaced tags, a scope/ tag.
+
+    Example: kg lint --strict
+    """
+    from .lint import format_lint, lint as run_lint
+    from .scopes import vault_scope
+
+    report = run_lint(vault_scope(vault))
+    emit(report, as_json, format_lint)
+    if strict and report["problems"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def init(
+    vault: Optional[Path] = typer.Option(None, "--vault", help="Vault folder to record."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing config file."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Write a commented config file (KG_CONFIG, else ~/.config/vault-kg/config.toml).
+
+    Example: kg init --vault ~/vault
+    """
+    from .store import atomic_write
+
+    path = cfgmod.config_path()
+    if path.exists() and not force:
+        raise KgError(f"{path}: already exists; edit it, or pass --force to overwrite")
+    vault_str = str(vault.expanduser().resolve()) if vault else ""
+    text = cfgmod.CONFIG_TEMPLATE.format(vault=vault_str.replace("\\", "\\\\"), host=cfgmod.DEFAULT_OLLAMA_HOST, model=cfgmod.DEFAULT_MODEL)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text.encode())
+    emit({"config": str(path), "vault": vault_str}, as_json, lambda d: f"wrote {d['config']}")
+
+
+@project_app.command("add")
+def project_add(
+    path: Path = typer.Argument(..., help="The repository folder."),
+    name: Optional[str] = typer.Option(None, "--name", help="Scope name (default: the folder name)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Register a repository as a scope in the config file.
+
+    Example: kg project add ~/src/payments --name payments
+    """
+    from .projects import add_project
+
+    emit(add_project(path, name), as_json, lambda d: f"registered {d['name']} → {d['path']} in {d['config']}")
+
+
+@project_app.command("list")
+def project_list(as_json: bool = JsonOpt) -> None:
+    """List registered projects.
+
+    Example: kg project list
+    """
+    cfg = cfgmod.load_config()
+    rows = [{"name": n, "path": str(p)} for n, p in sorted(cfg.projects.items())]
+    emit(rows, as_json, lambda rs: "\n".join(f"{r['name']}\t{r['path']}" for r in rs) or "no projects registered; `kg project add PATH`")
+
+
+def _register_features() -> None:
+    """Feature packages add their own commands; a missing optional module is not an error."""
+    for name in FEATURE_MODULES:
+        try:
+            module = importlib.import_module(f"vault_kg.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"vault_kg.commands.{name}":
+                continue
+            raise
+        module.register(app)
+
+
+_register_features()
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except KgError as exc:
+        sys.stderr.write(f"kg: error: {exc}\n")
+        return exc.exit_code
+    except typer.Exit as exc:
+        return exc.exit_code
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        sys.stderr.write("kg: interrupted\n")
+        return 130
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, click.exceptions.Abort):
+            return 1
+        raise
+    return code if isinstance(code, int) else 0

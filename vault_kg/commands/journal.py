@@ -1,0 +1,107 @@
+"""`kg journal add` and `kg recall`: the episodic journal from the command line.
+
+A thin shell over episodic.journal and episodic.recall. Nothing heavy is imported at module
+level: `kg journal add` must stay fast, and only a recall that searches loads memsearch.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+VaultOption = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, the enclosing vault, or the config).")
+
+
+def _vault_and_tz(vault: Optional[Path]) -> tuple[Path, Any]:
+    from episodic.dates import resolve_timezone
+    from vault_kg.config import load_config, resolve_vault
+
+    cfg = load_config()
+    return resolve_vault(vault, cfg), resolve_timezone(cfg.timezone)
+
+
+def journal_add(
+    text: str = typer.Argument(..., help="What happened (secrets are redacted before it is written)."),
+    project: Optional[str] = typer.Option(None, "--project", "-p", help="The project the entry is about."),
+    vault: Optional[Path] = VaultOption,
+    as_json: bool = typer.Option(False, "--json", help="Print the entry as JSON."),
+) -> None:
+    """Append a timestamped entry to today's journal note (journal/YYYY-MM-DD.md).
+
+    Example: kg journal add "Fixed the webhook retries (exponential backoff)" --project payments
+    """
+    from datetime import datetime
+
+    from episodic.journal import append_entry
+
+    root, tz = _vault_and_tz(vault)
+    entry = append_entry(root, text, project=project, now=datetime.now(tz), tz=tz)
+    if as_json:
+        typer.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
+    else:
+        where = f" · {entry.project}" if entry.project else ""
+        typer.echo(f"{entry.file}:{entry.line}  {entry.day.isoformat()} {entry.time}{where}")
+
+
+def recall_command(
+    question: str = typer.Argument("", help="A question; dates in it (yesterday, last week, 2025-03-14) narrow the days."),
+    today: bool = typer.Option(False, "--today", help="Print today's entries (no search)."),
+    yesterday: bool = typer.Option(False, "--yesterday", help="Print yesterday's entries (no search)."),
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=200, help="At most this many entries."),
+    vault: Optional[Path] = VaultOption,
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Recall journal entries: what was done when, searched within the days the question names.
+
+    Example: kg recall "when did I fix the webhook retries" --limit 5
+    Example: kg recall "what was I doing yesterday"
+    Example: kg recall --yesterday --json
+    """
+    from episodic import recall as rc
+    from vault_kg.errors import KgError
+
+    root, tz = _vault_and_tz(vault)
+    if today or yesterday:
+        days = ([*rc.day_range(tz, None, offset=1)] if yesterday else []) + (
+            [*rc.day_range(tz, None, offset=0)] if today else []
+        )
+        result = rc.recall_days(root, days, question="today" if today and not yesterday else "yesterday")
+    elif not question.strip():
+        raise KgError('nothing to recall: give a question (kg recall "what did I do yesterday") or --today')
+    else:
+        result = rc.recall(root, question, tz=tz, limit=limit)
+    if result.sync is not None and result.sync.rebuilt:
+        print(f"journal index rebuilt from the markdown: {result.sync.rebuilt}", file=sys.stderr)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        return
+    typer.echo(render(result))
+
+
+def render(result: Any) -> str:
+    """Plain text: one header line per entry (date, time, project, file:line), then its text."""
+    if not result.hits:
+        where = ""
+        if result.range is not None:
+            where = f" for {result.range.phrase} ({result.range.start} to {result.range.end})"
+        return f"no journal entries{where}"
+    blocks = []
+    for hit in result.hits:
+        e = hit.entry
+        project = f" · {e.project}" if e.project else ""
+        score = f"  ({hit.score:.2f})" if hit.score is not None else ""
+        body = "\n".join(f"    {line}" for line in e.text.split("\n")[:6])
+        blocks.append(f"{e.day.isoformat()} {e.day:%a} {e.time}{project}  {e.file}:{e.line}{score}\n{body}")
+    return "\n\n".join(blocks)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `kg journal add` and `kg recall` to the main app."""
+    journal_app = typer.Typer(help="The daily journal in the vault (journal/YYYY-MM-DD.md).", no_args_is_help=True)
+    journal_app.command("add")(journal_add)
+    app.add_typer(journal_app, name="journal")
+    app.command("recall")(recall_command)

@@ -1,0 +1,153 @@
+"""Configuration: where the vault is, how to reach Ollama, which projects are registered.
+
+Precedence, highest first: command-line flags, environment (`KG_VAULT`, `OLLAMA_HOST`,
+`KG_MODEL`, `KG_OLLAMA=off`), the working directory (inside a vault or a registered project), the config file
+(`$KG_CONFIG`, else `$XDG_CONFIG_HOME/vault-kg/config.toml`, else `~/.config/vault-kg/config.toml`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import KgError
+
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+DEFAULT_MODEL = "qwen2.5:7b-instruct"
+OUT_DIRNAME = "kg-out"
+
+CONFIG_TEMPLATE = """\
+# vault-kg configuration. Every key is optional; flags and environment variables win.
+
+# The markdown vault: the single source of truth for knowledge. (env: KG_VAULT, flag: --vault)
+vault = "{vault}"
+
+# Time zone used to resolve "yesterday" and "last week" in `kg recall` (IANA name; empty = system).
+timezone = ""
+
+[ollama]
+# Where Ollama listens (env: OLLAMA_HOST) and which model extracts entities (flag: --model).
+host = "{host}"
+model = "{model}"
+# Set to false to build only the deterministic graph, without calling a model.
+enabled = true
+
+[session]
+# Hard cap on what the session-start hook injects into the agent's context, in characters.
+brief_chars = 4000
+# A full reconcile starts in the background when the last full build is older than this.
+reconcile_days = 7
+
+# Registered projects (each gets its own code graph). Add with `kg project add PATH`.
+[projects]
+"""
+
+
+@dataclass
+class Config:
+    path: Path
+    vault: Path | None = None
+    ollama_host: str = DEFAULT_OLLAMA_HOST
+    ollama_model: str = DEFAULT_MODEL
+    ollama_enabled: bool = True
+    timezone: str = ""
+    brief_chars: int = 4000
+    reconcile_days: int = 7
+    projects: dict[str, Path] = field(default_factory=dict)
+    conventions: dict[str, list[str]] = field(default_factory=dict)
+
+
+def config_path() -> Path:
+    explicit = os.environ.get("KG_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "vault-kg" / "config.toml"
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read the config file (missing is fine: defaults) and apply the environment."""
+    path = path or config_path()
+    raw: dict = {}
+    if path.is_file():
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise KgError(f"{path}: not valid TOML ({exc}); fix it or run `kg init --force`") from exc
+    ollama = raw.get("ollama", {}) or {}
+    session = raw.get("session", {}) or {}
+    cfg = Config(
+        path=path,
+        vault=_as_path(raw.get("vault")),
+        ollama_host=str(ollama.get("host") or DEFAULT_OLLAMA_HOST),
+        ollama_model=str(ollama.get("model") or DEFAULT_MODEL),
+        ollama_enabled=bool(ollama.get("enabled", True)),
+        timezone=str(raw.get("timezone") or ""),
+        brief_chars=int(session.get("brief_chars", 4000)),
+        reconcile_days=int(session.get("reconcile_days", 7)),
+    )
+    for name, entry in (raw.get("projects") or {}).items():
+        if isinstance(entry, str):
+            cfg.projects[name] = Path(entry).expanduser()
+        elif isinstance(entry, dict) and entry.get("path"):
+            cfg.projects[name] = Path(entry["path"]).expanduser()
+            conventions = entry.get("conventions")
+            if isinstance(conventions, list):
+                cfg.conventions[name] = [str(c) for c in conventions]
+    if os.environ.get("KG_VAULT"):
+        cfg.vault = Path(os.environ["KG_VAULT"]).expanduser()
+    if os.environ.get("OLLAMA_HOST"):
+        cfg.ollama_host = os.environ["OLLAMA_HOST"]
+    if os.environ.get("KG_MODEL"):
+        cfg.ollama_model = os.environ["KG_MODEL"]
+    if os.environ.get("KG_OLLAMA", "").lower() in ("off", "0", "false", "no"):
+        cfg.ollama_enabled = False
+    return cfg
+
+
+def _as_path(value: object) -> Path | None:
+    if not value or not isinstance(value, str):
+        return None
+    return Path(value).expanduser()
+
+
+def find_vault_upwards(start: Path) -> Path | None:
+    """The nearest enclosing folder that is a vault (has `.obsidian/` or a vault `kg-out/`)."""
+    for folder in [start, *start.parents]:
+        if (folder / ".obsidian").is_dir() or (folder / OUT_DIRNAME / "vault.scope").is_file():
+            return folder
+    return None
+
+
+def find_repo_upwards(start: Path) -> Path | None:
+    """The enclosing repository root, found the way git finds it (walk up to `.git`)."""
+    for folder in [start, *start.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def resolve_vault(explicit: Path | None = None, cfg: Config | None = None) -> Path:
+    """The vault to work on: `--vault`, `KG_VAULT`, the enclosing vault, then the config file."""
+    cfg = cfg or load_config()
+    candidate: Path | None = None
+    how = ""
+    if explicit is not None:
+        candidate, how = explicit.expanduser(), "--vault"
+    elif os.environ.get("KG_VAULT"):
+        candidate, how = Path(os.environ["KG_VAULT"]).expanduser(), "KG_VAULT"
+    else:
+        here = find_vault_upwards(Path.cwd())
+        if here is not None:
+            candidate, how = here, "the current directory"
+        elif cfg.vault is not None:
+            candidate, how = cfg.vault, str(cfg.path)
+    if candidate is None:
+        raise KgError(
+            "no vault configured: pass --vault PATH, set KG_VAULT, or run `kg init --vault PATH`"
+        )
+    if not candidate.is_dir():
+        raise KgError(f"{candidate}: vault folder does not exist (from {how}); check the path")
+    return candidate.resolve()

@@ -1,0 +1,459 @@
+"""The one build/update route: list → stat fast path → extract changes → resolve → assemble → write.
+
+`kg build`, `kg update`, `kg update PATH`, the hooks and the MCP server all come through `run()`.
+The graph is always the fold of the cached extractions of the files that exist now (plus what
+resolution derives from them), so an incremental update and a from-scratch build cannot disagree
+and nothing outlives its source. Work is proportional to the change: unchanged files are never
+read (size + mtime), and only links a change can affect are resolved again.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__, model as m
+from . import rank, store
+from .adapter import Resolution, ScopeAdapter, SourceSkip
+from .cache import ScopeCache
+from .errors import KgError
+from .scopes import Scope
+
+Progress = Callable[[str, int, int], None]
+Enricher = Callable[[Scope, dict[str, m.Extraction], list[str], "RunResult"], None]
+ENRICHERS: dict[str, list[Enricher]] = {}
+
+
+def adapter_for(kind: str) -> ScopeAdapter:
+    if kind == "vault":
+        from extract.notes import VaultAdapter
+
+        return VaultAdapter()
+    if kind == "code":
+        from extract.code import CodeAdapter
+
+        return CodeAdapter()
+    raise KgError(f"unknown scope kind '{kind}'")
+
+
+@dataclass
+class RunResult:
+    scope: str
+    kind: str
+    sources: int = 0
+    extracted: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    nodes: int = 0
+    edges: int = 0
+    unresolved: int = 0
+    quarantined: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped: list[SourceSkip] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    pending: int = 0
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "kind": self.kind,
+            "sources": self.sources,
+            "extracted": self.extracted,
+            "removed": self.removed,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "unresolved": self.unresolved,
+            "pending": self.pending,
+            "quarantined": [{"source": s, "reason": r} for s, r in self.quarantined],
+            "warnings": self.warnings,
+            "skipped": [{"source": s.relpath, "reason": s.reason} for s in self.skipped],
+            "written": self.written,
+            "notices": self.notices,
+            "seconds": round(self.seconds, 3),
+            **self.extra,
+        }
+
+
+def relpath_in(scope: Scope, path: Path) -> str | None:
+    """Scope-relative POSIX path of `path`, or None when it lies outside the scope or in kg-out."""
+    try:
+        absolute = Path(os.path.abspath(path if path.is_absolute() else Path.cwd() / path))
+        if absolute.is_symlink():
+            absolute = absolute.parent.resolve() / absolute.name
+        else:
+            absolute = absolute.resolve()
+        rel = absolute.relative_to(scope.root)
+    except (ValueError, OSError):
+        return None
+    if rel.parts and (scope.root / rel.parts[0]).resolve() == scope.out:
+        return None
+    try:
+        absolute.relative_to(scope.out)
+        return None
+    except ValueError:
+        return rel.as_posix()
+
+
+def run(scope: Scope, paths: list[Path] | None = None, force: bool = False, progress: Progress | None = None) -> RunResult:
+    """Bring the scope's artifacts up to date with its files."""
+    started = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()  # bulk unpickling and assembly create millions of objects; cyclic GC only slows it
+    try:
+        return _run(scope, paths, force, progress, started)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress | None, started: float) -> RunResult:
+    adapter = adapter_for(scope.kind)
+    layout = store.Layout(scope.out)
+    store.ensure_out(scope.out)
+    result = RunResult(scope.name, scope.kind)
+    with store.scope_lock(layout):
+        cache = ScopeCache(layout.cache_db)
+        if cache.recreated:
+            result.notices.append(f"{layout.cache_db}: cache unreadable or from another version; rebuilding from the files")
+        try:
+            cache.begin()
+            _run_locked(scope, adapter, layout, cache, paths, force, progress, result)
+            cache.commit()
+        except BaseException:
+            cache.rollback()
+            raise
+        finally:
+            cache.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _run_locked(
+    scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache,
+    paths: list[Path] | None, force: bool, progress: Progress | None, result: RunResult,
+) -> None:
+    stats = cache.stats()
+    rebuild_all = force or not stats
+    if paths is None:
+        listed, result.skipped = adapter.list_sources(scope.root)
+        cache.set_meta("skipped", [[s.relpath, s.reason] for s in result.skipped])
+        candidates = listed
+        removed = sorted(set(stats) - set(listed))
+    else:
+        result.skipped = [SourceSkip(a, b) for a, b in cache.get_meta("skipped", [])]
+        candidates, removed = _explicit(scope, adapter, paths, stats, result)
+
+    to_read: list[tuple[str, os.stat_result]] = []
+    for rel in candidates:
+        try:
+            st = os.stat(scope.root / rel)
+        except OSError:
+            if rel in stats:
+                removed.append(rel)
+            continue
+        known = stats.get(rel)
+        if rebuild_all or known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
+            to_read.append((rel, st))
+    removed = sorted(set(removed))
+    artifacts_ok = _artifacts_current(layout, cache)
+    if not to_read and not removed and artifacts_ok and not rebuild_all:
+        _fill_counts(result, cache)
+        return
+
+    extractions, per_source = cache.load_all()
+    previous: dict[str, m.Extraction | None] = {}
+    total = len(to_read)
+    for done, (rel, st) in enumerate(to_read, 1):
+        if progress:
+            progress(rel, done, total)
+        try:
+            data: bytes | None = (scope.root / rel).read_bytes()
+        except OSError as exc:
+            data = None
+            reason = f"unreadable ({exc.strerror}); check its permissions"
+        if data is not None:
+            digest = hashlib.sha256(data).hexdigest()
+            known = stats.get(rel)
+            if not rebuild_all and known is not None and known[2] == digest and rel in extractions:
+                cache.touch_source(rel, st.st_size, st.st_mtime_ns)
+                continue
+            extraction = adapter.extract(rel, data)
+        else:
+            extraction = m.Extraction(source=rel, hash="unreadable", quarantine=reason, nodes=_unreadable_node(scope, rel, reason))
+        previous[rel] = extractions.get(rel)
+        extractions[rel] = extraction
+        cache.put_source(rel, st.st_size, st.st_mtime_ns, extraction.hash, extraction)
+        result.extracted.append(rel)
+    for rel in removed:
+        previous[rel] = extractions.pop(rel, None)
+        per_source.pop(rel, None)
+    cache.delete_sources(removed)
+    result.removed = removed
+    result.sources = len(extractions)
+
+    for enrich in ENRICHERS.get(scope.kind, []):
+        enrich(scope, extractions, result.extracted, result)
+
+    if not previous and artifacts_ok and not rebuild_all:
+        _fill_counts(result, cache)
+        return
+    if not artifacts_ok and not rebuild_all:
+        result.notices.append(f"{layout.graph_json}: missing, changed or corrupt; rewritten from the cache")
+    if rebuild_all:
+        previous = {rel: None for rel in extractions}
+        per_source = {}
+    resolution = _resolve(adapter, extractions, previous, per_source, cache)
+    nodes, edges_by_owner = assemble(extractions, resolution, result)
+    data = _write_artifacts(scope, layout, nodes, edges_by_owner, result)
+    cache.sync_graph(nodes, edges_by_owner)
+    _update_docs(cache, adapter, extractions, result.extracted, removed, rebuild_all)
+    for rel in sorted(extractions):
+        ext = extractions[rel]
+        if ext.quarantine:
+            result.quarantined.append((rel, ext.quarantine))
+        result.warnings.extend(w for w in ext.warnings if rel in result.extracted)
+    st = layout.graph_json.stat()
+    cache.set_meta("artifacts", {"graph_json": [st.st_size, st.st_mtime_ns], "report": layout.report.exists()})
+    cache.set_meta("graph", data["graph"])
+    result.nodes, result.edges = len(data["nodes"]), len(data["edges"])
+    result.pending = data["graph"]["counts"].get("pending", 0)
+
+
+def _resolve(adapter: ScopeAdapter, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any], cache: ScopeCache) -> Resolution:
+    incremental = getattr(adapter, "resolve_incremental", None)
+    if incremental is None:
+        return adapter.resolve(extractions)
+    resolution, recomputed = incremental(extractions, previous, per_source)
+    cache.put_resolutions((rel, value) for rel, value in recomputed.items() if rel in extractions)
+    return resolution
+
+
+def _artifacts_current(layout: store.Layout, cache: ScopeCache) -> bool:
+    """True when graph.json is the one this cache last wrote (stat match; no parse needed)."""
+    recorded = cache.get_meta("artifacts")
+    if not recorded:
+        return False
+    try:
+        st = layout.graph_json.stat()
+    except OSError:
+        return False
+    return [st.st_size, st.st_mtime_ns] == recorded["graph_json"] and layout.report.exists()
+
+
+def _fill_counts(result: RunResult, cache: ScopeCache) -> None:
+    graph = cache.get_meta("graph", {}) or {}
+    counts = graph.get("counts", {})
+    result.sources = counts.get("sources", 0)
+    result.nodes = counts.get("nodes", 0)
+    result.edges = counts.get("edges", 0)
+    result.unresolved = counts.get("unresolved", 0)
+    result.pending = counts.get("pending", 0)
+    result.quarantined = [tuple(q) for q in graph.get("quarantined", [])]
+
+
+def _unreadable_node(scope: Scope, rel: str, reason: str) -> dict[str, dict[str, Any]]:
+    if scope.kind == "vault":
+        return {m.note_id(rel): {"kind": m.NOTE, "label": Path(rel).stem, "source": rel, "status": m.QUARANTINED, "quarantine": reason, "summary": "", "tags": [], "aliases": []}}
+    return {m.file_id(rel): {"kind": m.FILE, "label": rel, "source": rel, "status": m.QUARANTINED, "quarantine": reason}}
+
+
+def _explicit(
+    scope: Scope, adapter: ScopeAdapter, paths: list[Path], known: dict[str, Any], result: RunResult
+) -> tuple[list[str], list[str]]:
+    """`kg update PATH...`: only these files; a missing one that we knew is a deletion."""
+    candidates: list[str] = []
+    removed: list[str] = []
+    eligible: set[str] | None = None
+    for path in paths:
+        rel = relpath_in(scope, path)
+        if rel is None:
+            result.notices.append(f"{path}: not inside scope '{scope.name}' ({scope.root}); ignored")
+            continue
+        absolute = scope.root / rel
+        if absolute.is_dir():
+            if eligible is None:
+                eligible = set(adapter.list_sources(scope.root)[0])
+            prefix = "" if rel == "." else rel.rstrip("/") + "/"
+            candidates.extend(sorted(s for s in eligible if s.startswith(prefix)))
+            removed.extend(s for s in known if s.startswith(prefix) and s not in eligible)
+            continue
+        if not os.path.lexists(absolute):
+            if rel in known:
+                removed.append(rel)
+            continue
+        if eligible is None:
+            eligible = set(adapter.list_sources(scope.root)[0])
+        if rel not in eligible:
+            if rel in known:
+                removed.append(rel)
+            else:
+                result.notices.append(f"{path}: not a source of scope '{scope.name}' (ignored, hidden or unsupported); nothing to do")
+            continue
+        candidates.append(rel)
+    return candidates, removed
+
+
+def assemble(
+    extractions: dict[str, m.Extraction], resolution: Resolution, result: RunResult | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Fold extractions (sorted by source) and the resolution into nodes and per-owner edge lists.
+
+    Parallel duplicates from one owner (the same link twice) become one edge with `lines`. An
+    edge's `key` is its relation, or `relation@owner` when a file other than the source node's
+    own file asserts it, so keys are unique without looking at the rest of the graph.
+    """
+    nodes: dict[str, dict[str, Any]] = {}
+    raw: dict[str, list[dict[str, Any]]] = {}
+    for rel in sorted(extractions):
+        ext = extractions[rel]
+        for nid, attrs in ext.nodes.items():
+            existing = nodes.get(nid)
+            if existing is None:
+                node = dict(attrs)
+                if node.pop("shared", None):
+                    node["sources"] = [rel]
+                nodes[nid] = node
+            elif "sources" in existing:
+                existing["sources"].append(rel)
+        for e in ext.edges:
+            raw.setdefault(e["owner"], []).append(e)
+    for nid, attrs in resolution.nodes.items():
+        if nid in nodes:
+            nodes[nid].update(attrs)
+        else:
+            node = dict(attrs)
+            node.pop("shared", None)
+            nodes[nid] = node
+    for e in resolution.edges:
+        raw.setdefault(e["owner"], []).append(e)
+    dropped = 0
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for owner in sorted(raw):
+        merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for e in raw[owner]:
+            source_node = nodes.get(e["source"])
+            if source_node is None or e["target"] not in nodes:
+                dropped += 1
+                continue
+            key = (e["source"], e["target"], e["relation"])
+            first = merged.get(key)
+            if first is None:
+                edge = dict(e)
+                edge["key"] = e["relation"] if source_node.get("source") == owner else f"{e['relation']}@{owner}"
+                merged[key] = edge
+            else:
+                lines = first.setdefault("lines", [first.get("line")])
+                lines.append(e.get("line"))
+        group = []
+        for key in sorted(merged):
+            edge = merged[key]
+            if "lines" in edge:
+                edge["lines"] = sorted({x for x in edge["lines"] if x is not None})
+            group.append(edge)
+        if group:
+            grouped[owner] = group
+    if dropped and result is not None:
+        result.warnings.append(f"{dropped} edge(s) pointed at nodes no source owns; dropped")
+    return nodes, grouped
+
+
+def _write_artifacts(
+    scope: Scope, layout: store.Layout, nodes: dict[str, dict[str, Any]], edges_by_owner: dict[str, list[dict[str, Any]]], result: RunResult
+) -> dict[str, Any]:
+    from graph_out.graph_json import node_link
+    from graph_out.report import render_report
+
+    edges = [e for owner in sorted(edges_by_owner) for e in edges_by_owner[owner]]
+    visible = {nid: a for nid, a in nodes.items() if a.get("status") not in (m.STALE, m.SUPERSEDED)}
+    ranks = rank.pagerank(visible, edges)
+    for nid, attrs in nodes.items():
+        attrs["rank"] = ranks.get(nid, 0.0)
+    assignment, table = rank.communities(nodes, edges, ranks)
+    for nid, attrs in nodes.items():
+        if nid in assignment:
+            attrs["community"] = assignment[nid]
+    gods = rank.god_nodes(nodes, ranks)
+    counts = {
+        "nodes": len(nodes),
+        "edges": len(edges),
+        "sources": result.sources,
+        "unresolved": sum(1 for a in nodes.values() if a.get("kind") == m.UNRESOLVED),
+        "quarantined": sum(1 for a in nodes.values() if a.get("status") == m.QUARANTINED),
+        "stale": sum(1 for a in nodes.values() if a.get("status") == m.STALE),
+        "pending": sum(1 for a in nodes.values() if a.get("status") == m.PENDING),
+        "by_kind": _count_by(nodes.values(), "kind"),
+        "by_relation": _count_by(edges, "relation"),
+    }
+    result.unresolved = counts["unresolved"]
+    graph_attrs = {
+        "scope": scope.name,
+        "kind": scope.kind,
+        "root": str(scope.root),
+        "schema_version": m.SCHEMA_VERSION,
+        "built_with": f"vault-kg {__version__}",
+        "god_nodes": gods,
+        "communities": table,
+        "counts": counts,
+        "skipped": [{"source": s.relpath, "reason": s.reason} for s in result.skipped],
+        "quarantined": sorted([a["source"], a.get("quarantine", "")] for a in nodes.values() if a.get("status") == m.QUARANTINED and a.get("source")),
+    }
+    graph_attrs.update(result.extra.pop("graph_attrs", {}))
+    data = node_link(graph_attrs, nodes, edges)
+    for path, payload in (
+        (layout.graph_json, store.dumps_json(data, indent=False)),
+        (layout.report, render_report(data).encode()),
+    ):
+        if store.write_if_changed(path, payload):
+            result.written.append(str(path))
+    brief = {
+        "scope": scope.name,
+        "root": str(scope.root),
+        "god_nodes": [
+            {"id": nid, "label": nodes[nid].get("label", nid), "summary": nodes[nid].get("summary") or nodes[nid].get("doc") or "", "source": nodes[nid].get("source", ""), "line": nodes[nid].get("line")}
+            for nid in gods
+        ],
+        "counts": counts,
+    }
+    store.write_if_changed(layout.brief, store.dumps_json(brief))
+    _write_html(layout, data, result)
+    marker = layout.out / f"{scope.kind}.scope"
+    if not marker.exists():
+        marker.touch()
+    return data
+
+
+def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -> None:
+    try:
+        from graph_out.html import render_html
+    except ImportError:
+        return
+    if store.write_if_changed(layout.html, render_html(data).encode()):
+        result.written.append(str(layout.html))
+
+
+def _count_by(items: Any, key: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        value = str(item.get(key))
+        counts[value] = counts.get(value, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _update_docs(cache: ScopeCache, adapter: ScopeAdapter, extractions: dict[str, m.Extraction], changed: list[str], removed: list[str], rebuild_all: bool) -> None:
+    docs = []
+    for rel in sorted(extractions if rebuild_all else changed):
+        ext = extractions[rel]
+        for nid, attrs in ext.nodes.items():
+            if attrs.get("shared"):
+                continue
+            text = adapter.search_text(nid, attrs, ext)
+            if text:
+                docs.append((nid, rel, str(attrs.get("label", "")), " ".join(attrs.get("aliases", []) or []), attrs.get("summary") or attrs.get("doc") or "", text))
+    cache.replace_docs(sorted(set(changed) | set(removed)), docs, clear=rebuild_all)

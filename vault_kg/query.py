@@ -1,0 +1,357 @@
+"""Questions over one or more scopes: `query`, `path`, `explain`, `god_nodes`, `neighbors`, `stats`.
+
+Every answer is plain data (dicts) that the CLI prints, the MCP server returns and the hooks inject;
+the text renderers live beside them so all three interfaces say the same thing.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from . import model as m
+from . import search, store
+from .errors import KgError
+from .graphview import GraphView, load_view
+from .scopes import Scope
+
+HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}
+HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
+MAX_BUDGET = 50_000
+MAX_DEPTH = 6
+SNIPPET_CHARS = 160
+CHARS_PER_TOKEN = 4
+
+
+def _status_flag(node: dict[str, Any]) -> str:
+    status = node.get("status")
+    return f" [{status.upper()}]" if status in (m.STALE, m.SUPERSEDED, m.PENDING, m.QUARANTINED) else ""
+
+
+def snippet(scope: Scope, node: dict[str, Any], terms: list[str]) -> tuple[int | None, str]:
+    """The line of the node's span that best matches the question, verbatim and cut short."""
+    source = node.get("source")
+    if not source or node.get("kind") in HUB_KINDS:
+        return node.get("line"), ""
+    path = scope.root / source
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(2_000_000)
+        lines = raw.decode("utf-8", "replace").splitlines()
+    except OSError:
+        return node.get("line"), ""
+    start = max(1, int(node.get("line") or 1))
+    end = min(len(lines), int(node.get("end_line") or len(lines)))
+    best, best_score = None, 0
+    in_frontmatter = False
+    for number in range(start, end + 1):
+        text = lines[number - 1]
+        if number == 1 and text.strip() == "---" and node.get("kind") == m.NOTE:
+            in_frontmatter = True
+            continue
+        if in_frontmatter:
+            if text.strip() == "---":
+                in_frontmatter = False
+            continue
+        lowered = text.lower()
+        score = sum(lowered.count(t) for t in terms)
+        if score > best_score:
+            best, best_score = number, score
+    if best is None:
+        return start, ""
+    text = " ".join(lines[best - 1].split())
+    return best, text[:SNIPPET_CHARS] + ("…" if len(text) > SNIPPET_CHARS else "")
+
+
+def _stem_terms(question: str) -> list[str]:
+    terms = search.query_terms(question)
+    return [t[:-1] if len(t) > 4 and t.endswith("s") else t for t in terms]
+
+
+def query(
+    scopes: list[Scope],
+    question: str,
+    budget: int = 1500,
+    include_stale: bool = False,
+    depth: int = 2,
+    seeds: int = 8,
+) -> dict[str, Any]:
+    """BM25 seeds, then a bounded best-first expansion ranked by relevance × edge confidence."""
+    if not question.strip():
+        raise KgError("empty question; try `kg query \"payments retries\"`")
+    budget = max(100, min(int(budget), MAX_BUDGET))
+    depth = max(0, min(int(depth), MAX_DEPTH))
+    views = [load_view(s) for s in scopes]
+    terms = _stem_terms(question)
+    scored: dict[tuple[str, str], float] = {}
+    via: dict[tuple[str, str], dict[str, Any]] = {}
+    seed_keys: list[tuple[str, str]] = []
+    all_hits: list[tuple[float, GraphView, str]] = []
+    for view in views:
+        for nid, score in search.search(view.reader, question, limit=seeds * 3):
+            if nid in view.nodes and view.visible(nid, include_stale):
+                all_hits.append((score, view, nid))
+    top = max((h[0] for h in all_hits), default=1.0) or 1.0
+    all_hits.sort(key=lambda h: (-h[0], h[1].scope.name, h[2]))
+    by_name = {v.scope.name: v for v in views}
+    for score, view, nid in all_hits[:seeds]:
+        key = (view.scope.name, nid)
+        scored[key] = score / top
+        seed_keys.append(key)
+    frontier = [(-scored[k], 0, k) for k in seed_keys]
+    heapq.heapify(frontier)
+    expanded: set[tuple[str, str]] = set()
+    while frontier:
+        neg, hops, key = heapq.heappop(frontier)
+        if key in expanded or hops >= depth:
+            continue
+        expanded.add(key)
+        view = by_name[key[0]]
+        for e, other in view.neighbours(key[1]):
+            if other in expanded or not view.visible(other, include_stale):
+                continue
+            node = view.nodes[other]
+            if node.get("kind") in HUB_KINDS or e["relation"] in HUB_RELATIONS:
+                continue
+            relevance = -neg * float(e.get("score") or 0.0) * 0.5
+            okey = (key[0], other)
+            if relevance > scored.get(okey, 0.0):
+                scored[okey] = relevance
+                via[okey] = e
+                heapq.heappush(frontier, (-relevance, hops + 1, okey))
+    ordered = seed_keys + sorted((k for k in scored if k not in seed_keys), key=lambda k: (-scored[k], k))
+    return _render_query(question, ordered, set(seed_keys), scored, via, by_name, terms, budget, multi=len(views) > 1)
+
+
+def _render_query(
+    question: str,
+    ordered: list[tuple[str, str]],
+    seeds: set[tuple[str, str]],
+    scored: dict[tuple[str, str], float],
+    via: dict[tuple[str, str], dict[str, Any]],
+    views: dict[str, GraphView],
+    terms: list[str],
+    budget: int,
+    multi: bool,
+) -> dict[str, Any]:
+    limit_chars = budget * CHARS_PER_TOKEN
+    hits: list[dict[str, Any]] = []
+    used = 0
+    truncated = 0
+    for key in ordered:
+        view = views[key[0]]
+        node = view.nodes[key[1]]
+        line, text = snippet(view.scope, node, terms)
+        hit = {
+            "scope": key[0],
+            "id": key[1],
+            "kind": node.get("kind"),
+            "label": node.get("label"),
+            "source": node.get("source"),
+            "line": line,
+            "summary": node.get("summary") or node.get("doc") or "",
+            "snippet": text,
+            "score": round(scored[key], 4),
+            "seed": key in seeds,
+            "status": node.get("status", m.LIVE),
+        }
+        if key in via:
+            e = via[key]
+            hit["via"] = {"source": e["source"], "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence")}
+        cost = len(format_hit(hit, multi)) + 1
+        if used + cost > limit_chars and hits:
+            truncated = len(ordered) - len(hits)
+            break
+        used += cost
+        hits.append(hit)
+    ids = {(h["scope"], h["id"]) for h in hits}
+    edges = []
+    for scope_name, nid in sorted(ids):
+        for e in views[scope_name].out_edges.get(nid, []):
+            if (scope_name, e["target"]) in ids:
+                edges.append({"scope": scope_name, "source": nid, "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence"), "line": e.get("line")})
+    return {"question": question, "budget": budget, "hits": hits, "edges": edges, "truncated": truncated, "multi_scope": multi}
+
+
+def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
+    where = f"{hit['source']}:{hit['line']}" if hit.get("source") else hit["id"]
+    scope = f"[{hit['scope']}] " if multi else ""
+    flag = f" [{hit['status'].upper()}]" if hit.get("status") not in (None, m.LIVE) else ""
+    head = f"{'*' if hit['seed'] else '-'} {scope}{hit['label']} ({hit['kind']}){flag} — {where}"
+    parts = [head]
+    if hit.get("summary"):
+        parts.append(f"    {hit['summary']}")
+    if hit.get("snippet") and hit["snippet"] != hit.get("summary"):
+        parts.append(f"    > {hit['snippet']}")
+    if hit.get("via"):
+        v = hit["via"]
+        parts.append(f"    via {v['source']} —{v['relation']}→ {v['target']}")
+    return "\n".join(parts)
+
+
+def format_query(answer: dict[str, Any]) -> str:
+    if not answer["hits"]:
+        return f"no matches for {answer['question']!r}; try other words or `kg god-nodes`"
+    out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
+    if answer["edges"]:
+        out.append("edges:")
+        out += [f"  {e['source']} —{e['relation']}→ {e['target']}" + (f" (line {e['line']})" if e.get("line") else "") for e in answer["edges"][:40]]
+    if answer["truncated"]:
+        out.append(f"[truncated: {answer['truncated']} more hits past the {answer['budget']}-token budget; raise --budget to see them]")
+    return "\n".join(out)
+
+
+def path(view: GraphView, a: str, b: str, include_stale: bool = False, max_visit: int = 200_000) -> dict[str, Any]:
+    """Shortest meaningful path, direction kept; tag hubs only when nothing else connects A and B.
+
+    Breadth-first over the cache's edge index (edges followed both ways), bounded by `max_visit`.
+    """
+    src = view.resolve_one(a, include_stale)
+    dst = view.resolve_one(b, include_stale)
+    for allow_hubs in (False, True):
+        hops = _bfs(view, src, dst, allow_hubs, include_stale, max_visit)
+        if hops is not None:
+            steps = [src] + [h["to"] for h in hops]
+            return {"from": src, "to": dst, "found": True, "steps": steps, "hops": hops, "via_hubs": allow_hubs, "labels": {n: view.nodes[n].get("label", n) for n in steps}}
+    return {"from": src, "to": dst, "found": False, "steps": [], "hops": [], "via_hubs": False}
+
+
+def _bfs(view: GraphView, src: str, dst: str, allow_hubs: bool, include_stale: bool, max_visit: int) -> list[dict[str, Any]] | None:
+    if src == dst:
+        return []
+    parent: dict[str, tuple[str, dict[str, Any]]] = {}
+    seen = {src}
+    frontier = [src]
+    while frontier and len(seen) < max_visit:
+        nxt: list[str] = []
+        for node in frontier:
+            if node != src and not allow_hubs and view.nodes[node].get("kind") in HUB_KINDS:
+                continue
+            for e, other in sorted(view.neighbours(node), key=lambda eo: (eo[1], eo[0]["relation"])):
+                if other in seen or not view.visible(other, include_stale):
+                    continue
+                if not allow_hubs and (e["relation"] in HUB_RELATIONS or (view.nodes[other].get("kind") in HUB_KINDS and other != dst)):
+                    continue
+                seen.add(other)
+                parent[other] = (node, e)
+                if other == dst:
+                    return _unwind(parent, src, dst)
+                nxt.append(other)
+        frontier = nxt
+    return None
+
+
+def _unwind(parent: dict[str, tuple[str, dict[str, Any]]], src: str, dst: str) -> list[dict[str, Any]]:
+    hops = []
+    node = dst
+    while node != src:
+        prev, e = parent[node]
+        hops.append({"from": prev, "to": node, "relation": e["relation"], "forward": e["source"] == prev, "confidence": e.get("confidence"), "owner": e.get("owner"), "line": e.get("line")})
+        node = prev
+    return list(reversed(hops))
+
+
+def format_path(answer: dict[str, Any]) -> str:
+    if not answer["found"]:
+        return f"no path between {answer['from']} and {answer['to']}"
+    out = [answer["labels"][answer["steps"][0]] + f"  ({answer['steps'][0]})"]
+    for hop in answer["hops"]:
+        arrow = f"—{hop['relation']}→" if hop["forward"] else f"←{hop['relation']}—"
+        where = f"  [{hop['owner']}:{hop['line']}]" if hop.get("line") else ""
+        out.append(f"  {arrow} {answer['labels'][hop['to']]}  ({hop['to']}){where}")
+    out.append(f"{len(answer['hops'])} hop(s)" + (" (only through tag hubs: no other path exists)" if answer["via_hubs"] else ""))
+    return "\n".join(out)
+
+
+def explain(view: GraphView, name: str, include_stale: bool = False) -> dict[str, Any]:
+    nid = view.resolve_one(name, True)
+    node = dict(view.nodes[nid])
+    if not view.visible(nid, include_stale):
+        raise KgError(f"'{nid}' is {node.get('status')}: not served as current; pass --include-stale to see it")
+    outgoing: dict[str, list[dict[str, Any]]] = {}
+    incoming: dict[str, list[dict[str, Any]]] = {}
+    for e in view.out_edges.get(nid, []):
+        if view.visible(e["target"], include_stale):
+            outgoing.setdefault(e["relation"], []).append({"id": e["target"], "label": view.nodes[e["target"]].get("label"), "line": e.get("line"), "confidence": e.get("confidence"), "status": view.nodes[e["target"]].get("status", m.LIVE)})
+    for e in view.in_edges.get(nid, []):
+        if view.visible(e["source"], include_stale):
+            incoming.setdefault(e["relation"], []).append({"id": e["source"], "label": view.nodes[e["source"]].get("label"), "line": e.get("line"), "confidence": e.get("confidence"), "owner": e.get("owner"), "status": view.nodes[e["source"]].get("status", m.LIVE)})
+    return {"scope": view.scope.name, "node": node, "outgoing": outgoing, "incoming": incoming}
+
+
+def format_explain(answer: dict[str, Any]) -> str:
+    n = answer["node"]
+    out = [f"{n.get('label')} ({n.get('kind')}){_status_flag(n)}", f"  id: {n['id']}"]
+    if n.get("source"):
+        span = f"{n.get('line') or 1}" + (f"-{n['end_line']}" if n.get("end_line") else "")
+        out.append(f"  source: {n['source']}:{span}")
+    for key in ("summary", "doc", "signature", "quarantine"):
+        if n.get(key):
+            out.append(f"  {key}: {n[key]}")
+    for key in ("tags", "aliases", "sources", "referrers"):
+        if n.get(key):
+            out.append(f"  {key}: {', '.join(n[key])}")
+    if n.get("anchor"):
+        out.append(f"  anchor: {n['anchor'].get('locator')} #{str(n['anchor'].get('hash'))[:12]}")
+    out.append(f"  rank: {n.get('rank', 0):.3f}  community: {n.get('community', '-')}")
+    for title, groups, arrow in (("outgoing", answer["outgoing"], "→"), ("incoming", answer["incoming"], "←")):
+        for relation in sorted(groups):
+            items = groups[relation]
+            shown = ", ".join(f"{i['label']}{' [' + i['status'].upper() + ']' if i['status'] != m.LIVE else ''}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])
+            more = f" … +{len(items) - 12}" if len(items) > 12 else ""
+            out.append(f"  {arrow} {relation} ({len(items)}): {shown}{more}")
+    return "\n".join(out)
+
+
+def god_nodes(view: GraphView, n: int = 10, include_stale: bool = False) -> list[dict[str, Any]]:
+    n = max(1, min(int(n), 200))
+    ids = [nid for nid in view.graph.get("god_nodes", []) if view.visible(nid, include_stale)]
+    if len(ids) < n:
+        rows = view.reader.con.execute("SELECT id FROM nodes WHERE rank > 0 ORDER BY rank DESC, id LIMIT ?", (n + len(ids),))
+        ids += [nid for (nid,) in rows if nid not in ids and view.visible(nid, include_stale)][: n - len(ids)]
+    return [
+        {"id": nid, "label": view.nodes[nid].get("label"), "kind": view.nodes[nid].get("kind"), "rank": view.nodes[nid].get("rank", 0.0), "summary": view.nodes[nid].get("summary") or view.nodes[nid].get("doc") or "", "source": view.nodes[nid].get("source"), "line": view.nodes[nid].get("line"), "community": view.nodes[nid].get("community"), "status": view.nodes[nid].get("status", m.LIVE)}
+        for nid in ids[:n]
+    ]
+
+
+def neighbors(view: GraphView, name: str, relation: str | None = None, direction: str = "both", limit: int = 50, include_stale: bool = False) -> dict[str, Any]:
+    nid = view.resolve_one(name, include_stale)
+    limit = max(1, min(int(limit), 500))
+    rows = []
+    if direction in ("out", "both"):
+        rows += [("out", e, e["target"]) for e in view.out_edges.get(nid, [])]
+    if direction in ("in", "both"):
+        rows += [("in", e, e["source"]) for e in view.in_edges.get(nid, [])]
+    result = []
+    for way, e, other in rows:
+        if relation and e["relation"] != relation:
+            continue
+        if not view.visible(other, include_stale):
+            continue
+        result.append({"direction": way, "relation": e["relation"], "id": other, "label": view.nodes[other].get("label"), "kind": view.nodes[other].get("kind"), "confidence": e.get("confidence"), "line": e.get("line")})
+    result.sort(key=lambda r: (r["direction"], r["relation"], r["id"]))
+    return {"id": nid, "neighbors": result[:limit], "total": len(result)}
+
+
+def stats(view: GraphView) -> dict[str, Any]:
+    g = view.graph
+    layout = store.Layout(view.scope.out)
+    built = layout.cache_db.stat().st_mtime
+    counts = dict(g.get("counts", {}))
+    return {"scope": view.scope.name, "kind": g.get("kind"), "root": g.get("root"), "built_at": built, "communities": len(g.get("communities", [])), **counts}
+
+
+def format_stats(s: dict[str, Any]) -> str:
+    import datetime as dt
+
+    when = dt.datetime.fromtimestamp(s["built_at"]).strftime("%Y-%m-%d %H:%M")
+    lines = [
+        f"scope {s['scope']} ({s['kind']}) at {s['root']}, built {when}",
+        f"  {s.get('sources', 0)} sources · {s.get('nodes', 0)} nodes · {s.get('edges', 0)} edges · {s['communities']} communities",
+        f"  {s.get('unresolved', 0)} unresolved · {s.get('quarantined', 0)} quarantined · {s.get('stale', 0)} stale · {s.get('pending', 0)} pending",
+        "  nodes: " + ", ".join(f"{k} {v}" for k, v in s.get("by_kind", {}).items()),
+        "  edges: " + ", ".join(f"{k} {v}" for k, v in s.get("by_relation", {}).items()),
+    ]
+    return "\n".join(lines)
+

@@ -1,0 +1,106 @@
+"""Secret redaction: nothing that looks like a credential reaches the vault or an artifact.
+
+Everything kg writes from free text (journal entries, transcript summaries, note bodies written by
+agents) passes through :func:`redact` first. Patterns are specific on purpose: a false positive
+costs a few characters of a note, a false negative leaks a key into a synced vault.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PLACEHOLDER = "[REDACTED:{kind}]"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int = 0  # the group that holds the secret itself (0: the whole match)
+
+
+def _rule(kind: str, regex: str, group: int = 0, flags: int = 0) -> _Rule:
+    return _Rule(kind, re.compile(regex, flags), group)
+
+
+_NOT_REDACTED = r"(?!\[REDACTED)"
+# A value, unless it is empty, already redacted, or a placeholder (`${VAR}`, `<your-key>`).
+_ENV_VALUE = _NOT_REDACTED + r"[\"']?[^\s\"'$<{][^\n]*?"
+
+# Order matters: the first rule to claim a span wins, so the most specific rules come first.
+_RULES: tuple[_Rule, ...] = (
+    _rule(
+        "private-key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)",
+        flags=re.DOTALL,
+    ),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+    _rule(
+        "aws-secret-key",
+        r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})\b",
+        group=1,
+    ),
+    _rule("gcp-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    _rule("gcp-oauth-token", r"\bya29\.[0-9A-Za-z_-]{20,}"),
+    _rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
+    _rule("gitlab-token", r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}"),
+    _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    _rule("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
+    _rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    _rule("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    _rule("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _rule("url-password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(" + _NOT_REDACTED + r"[^\s@/]+)@", group=1),
+    _rule(
+        "bearer-token",
+        r"(?i)\bauthorization\s*:\s*(?:bearer|token|basic)\s+(" + _NOT_REDACTED + r"[A-Za-z0-9._~+/=-]{8,})",
+        group=1,
+    ),
+    _rule(
+        "env-secret",
+        r"(?m)^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*"
+        r"(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH)"
+        r"[A-Z0-9_]*[ \t]*[=:][ \t]*(" + _ENV_VALUE + r")[ \t]*$",
+        group=1,
+    ),
+    _rule(
+        "env-secret",
+        r"(?m)^[ \t]*[a-z0-9_.-]*"
+        r"(?:password|passwd|passphrase|secret|api_?key|access_?token|auth_?token|private_?key|client_secret)"
+        r"[a-z0-9_.-]*[\"']?[ \t]*[=:][ \t]*(" + _ENV_VALUE + r")[ \t]*,?$",
+        group=1,
+    ),
+)
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, kind) secret spans, in text order."""
+    taken: list[tuple[int, int, str]] = []
+    for rule in _RULES:
+        for match in rule.pattern.finditer(text):
+            start, end = match.span(rule.group)
+            if start == end or any(start < t_end and t_start < end for t_start, t_end, _ in taken):
+                continue
+            taken.append((start, end, rule.kind))
+    return sorted(taken)
+
+
+def find_secrets(text: str) -> list[str]:
+    """The kind of every secret found, one per occurrence, in text order (empty: clean)."""
+    return [kind for _, _, kind in _spans(text)]
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent."""
+    spans = _spans(text)
+    if not spans:
+        return text
+    out: list[str] = []
+    cursor = 0
+    for start, end, kind in spans:
+        out.append(text[cursor:start])
+        out.append(PLACEHOLDER.format(kind=kind))
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)

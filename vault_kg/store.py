@@ -1,0 +1,127 @@
+"""Where a scope's artifacts and caches live, and how they are written safely.
+
+Every write is atomic (temp file in the same folder, fsync, `os.replace`), so a crash mid-write
+leaves the previous file intact. Writers of a scope serialize on `kg-out/.lock`; readers never lock.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from .errors import KgError, StoreBusy
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+GITIGNORE = "# vault-kg artifacts: rebuildable, never committed or synced.\n*\n"
+LOCK_TIMEOUT_S = float(os.environ.get("KG_LOCK_TIMEOUT", "120"))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Paths inside a scope's output folder."""
+
+    out: Path
+
+    @property
+    def graph_json(self) -> Path:
+        return self.out / "graph.json"
+
+    @property
+    def report(self) -> Path:
+        return self.out / "GRAPH_REPORT.md"
+
+    @property
+    def html(self) -> Path:
+        return self.out / "graph.html"
+
+    @property
+    def cache(self) -> Path:
+        return self.out / "cache"
+
+    @property
+    def cache_db(self) -> Path:
+        return self.cache / "index.sqlite"
+
+    @property
+    def brief(self) -> Path:
+        return self.out / "brief.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.out / ".lock"
+
+
+def ensure_out(out: Path) -> None:
+    """Create the output folder with its own `.gitignore`, so artifacts are never committed."""
+    try:
+        (out / "cache").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KgError(f"{out}: cannot create the output folder ({exc.strerror}); check permissions or pass --out") from exc
+    ignore = out / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, GITIGNORE.encode())
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one step; on any failure the old file stays as it was."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write only when the bytes differ, so a no-op update rewrites nothing."""
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    atomic_write(path, data)
+    return True
+
+
+@contextmanager
+def scope_lock(layout: Layout, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Serialize writers of one scope; a second `kg update` waits its turn instead of corrupting."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(layout.lock))
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout as exc:
+        raise StoreBusy(
+            f"{layout.lock}: another kg process has held this scope for {timeout:.0f}s; "
+            "wait for it to finish or raise KG_LOCK_TIMEOUT"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def dumps_json(data: Any, indent: bool = True) -> bytes:
+    """Canonical JSON: sorted keys, trailing newline (byte-identical reruns); big files compact."""
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
+    return orjson.dumps(data, option=option) + b"\n"
+
+
+def load_json(path: Path) -> Any:
+    return orjson.loads(path.read_bytes())
