@@ -119,6 +119,16 @@ class ScopeCache:
             (rel, size, mtime, digest, blob),
         )
 
+    def put_extraction(self, rel: str, extraction: Any) -> None:
+        """Replace a source's cached extraction, keeping its stat (for passes that enrich it)."""
+        text = extraction.text
+        extraction.text = ""
+        try:
+            blob = pickle.dumps(extraction, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            extraction.text = text
+        self.con.execute("UPDATE sources SET ext=? WHERE rel=?", (blob, rel))
+
     def touch_source(self, rel: str, size: int, mtime: int) -> None:
         self.con.execute("UPDATE sources SET size=?, mtime=? WHERE rel=?", (size, mtime, rel))
 

@@ -100,10 +100,11 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
         return
     for r in results:
         unit = "notes" if r.kind == "vault" else "files"
+        unresolved = "unresolved" if r.kind == "vault" else "unresolved refs"
         changed = f" · {len(r.extracted)} extracted · {len(r.removed)} removed" if verb == "updated" else ""
         wrote = "" if r.written or verb == "built" else " · nothing to rewrite"
         sys.stdout.write(
-            f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} unresolved · "
+            f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} {unresolved} · "
             f"{len(r.quarantined)} quarantined{changed}{wrote} · {r.seconds:.2f}s\n"
         )
 
@@ -210,6 +211,24 @@ def god_nodes(
         return "\n".join(f"{i:>2}. {r['label']} ({r['kind']}) {r['rank']:.3f} — {r['source']}:{r['line'] or 1}" + (f"\n    {r['summary']}" if r["summary"] else "") for i, r in enumerate(rows, 1)) or "no nodes"
 
     emit(q.god_nodes(single_view(scope, vault), n, include_stale), as_json, text)
+
+
+@app.command()
+def affected(
+    symbol: str = typer.Argument(..., help="Symbol locator, name, note title or node id."),
+    depth: int = typer.Option(3, "--depth", help="How many hops of dependants (1-6)."),
+    vault: Optional[Path] = VaultOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    include_stale: bool = StaleOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """What depends on a symbol (callers, importers, subclasses, anchored notes): the blast radius.
+
+    Example: kg affected "src/retry.py › class Client › method fetch" --scope myrepo --depth 2
+    """
+    from . import query as q
+
+    emit(q.affected(single_view(scope, vault), symbol, depth, include_stale=include_stale), as_json, q.format_affected)
 
 
 @app.command()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import importlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -25,8 +26,63 @@ from .errors import KgError
 from .scopes import Scope
 
 Progress = Callable[[str, int, int], None]
-Enricher = Callable[[Scope, dict[str, m.Extraction], list[str], "RunResult"], None]
-ENRICHERS: dict[str, list[Enricher]] = {}
+
+# Feature passes, imported lazily per scope kind. A module may define any of:
+#   enrich(ctx)         after extraction, before resolution (the Ollama pass: entities, pending)
+#   post_assembly(ctx)  after assembly, before ranking (anchors: staleness, `anchored_to` edges)
+# A pass records in `ctx.deps` the files outside the scope it read (absolute path → [size,
+# mtime_ns]); when one of them changes, the next update reassembles even if no source changed.
+# Setting `ctx.retry` asks the next update to run again (e.g. notes pending a model call).
+PASS_MODULES: dict[str, tuple[str, ...]] = {"vault": ("extract.llm_pass", "vault_kg.anchors"), "code": ()}
+
+
+@dataclass
+class PassContext:
+    scope: Scope
+    layout: store.Layout
+    cache: ScopeCache
+    extractions: dict[str, m.Extraction]
+    changed: list[str]
+    removed: list[str]
+    result: "RunResult"
+    force: bool = False
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    edges_by_owner: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    deps: dict[str, list[int]] = field(default_factory=dict)
+    retry: bool = False
+
+    def replace_extraction(self, rel: str, extraction: m.Extraction) -> None:
+        """For `enrich` passes: swap in an enriched extraction, persist it, and mark it changed."""
+        self.extractions[rel] = extraction
+        self.cache.put_extraction(rel, extraction)
+        if rel not in self.changed:
+            self.changed.append(rel)
+
+
+def passes(kind: str, hook: str) -> list[Callable[[PassContext], None]]:
+    found = []
+    for name in PASS_MODULES.get(kind, ()):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        fn = getattr(module, hook, None)
+        if fn is not None:
+            found.append(fn)
+    return found
+
+
+def deps_changed(recorded: dict[str, list[int]]) -> bool:
+    for path, stat in recorded.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            return True
+        if [st.st_size, st.st_mtime_ns] != stat:
+            return True
+    return False
 
 
 def adapter_for(kind: str) -> ScopeAdapter:
@@ -163,7 +219,8 @@ def _run_locked(
             to_read.append((rel, st))
     removed = sorted(set(removed))
     artifacts_ok = _artifacts_current(layout, cache)
-    if not to_read and not removed and artifacts_ok and not rebuild_all:
+    outside_changed = deps_changed(cache.get_meta("deps", {}) or {}) or bool(cache.get_meta("retry", False))
+    if not to_read and not removed and artifacts_ok and not rebuild_all and not outside_changed:
         _fill_counts(result, cache)
         return
 
@@ -198,10 +255,15 @@ def _run_locked(
     result.removed = removed
     result.sources = len(extractions)
 
-    for enrich in ENRICHERS.get(scope.kind, []):
-        enrich(scope, extractions, result.extracted, result)
+    fresh = list(result.extracted)
+    ctx = PassContext(scope, layout, cache, extractions, result.extracted, removed, result, force)
+    for enrich in passes(scope.kind, "enrich"):
+        enrich(ctx)
+    for rel in ctx.changed:
+        if rel not in previous:
+            previous[rel] = None
 
-    if not previous and artifacts_ok and not rebuild_all:
+    if not previous and artifacts_ok and not rebuild_all and not outside_changed:
         _fill_counts(result, cache)
         return
     if not artifacts_ok and not rebuild_all:
@@ -211,9 +273,14 @@ def _run_locked(
         per_source = {}
     resolution = _resolve(adapter, extractions, previous, per_source, cache)
     nodes, edges_by_owner = assemble(extractions, resolution, result)
+    ctx.nodes, ctx.edges_by_owner = nodes, edges_by_owner
+    for post in passes(scope.kind, "post_assembly"):
+        post(ctx)
+    cache.set_meta("deps", dict(sorted(ctx.deps.items())))
+    cache.set_meta("retry", ctx.retry)
     data = _write_artifacts(scope, layout, nodes, edges_by_owner, result)
     cache.sync_graph(nodes, edges_by_owner)
-    _update_docs(cache, adapter, extractions, result.extracted, removed, rebuild_all)
+    _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all)
     for rel in sorted(extractions):
         ext = extractions[rel]
         if ext.quarantine:
@@ -253,7 +320,7 @@ def _fill_counts(result: RunResult, cache: ScopeCache) -> None:
     result.sources = counts.get("sources", 0)
     result.nodes = counts.get("nodes", 0)
     result.edges = counts.get("edges", 0)
-    result.unresolved = counts.get("unresolved", 0)
+    result.unresolved = counts.get("unresolved", 0) + counts.get("unresolved_calls", 0)
     result.pending = counts.get("pending", 0)
     result.quarantined = [tuple(q) for q in graph.get("quarantined", [])]
 
@@ -385,13 +452,14 @@ def _write_artifacts(
         "edges": len(edges),
         "sources": result.sources,
         "unresolved": sum(1 for a in nodes.values() if a.get("kind") == m.UNRESOLVED),
+        "unresolved_calls": sum(int(a.get("unresolved_calls") or 0) for a in nodes.values()),
         "quarantined": sum(1 for a in nodes.values() if a.get("status") == m.QUARANTINED),
         "stale": sum(1 for a in nodes.values() if a.get("status") == m.STALE),
         "pending": sum(1 for a in nodes.values() if a.get("status") == m.PENDING),
         "by_kind": _count_by(nodes.values(), "kind"),
         "by_relation": _count_by(edges, "relation"),
     }
-    result.unresolved = counts["unresolved"]
+    result.unresolved = counts["unresolved"] + counts["unresolved_calls"]
     graph_attrs = {
         "scope": scope.name,
         "kind": scope.kind,
@@ -420,6 +488,11 @@ def _write_artifacts(
             for nid in gods
         ],
         "counts": counts,
+        "conventions": [
+            {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
+            for nid, a in sorted(nodes.items())
+            if a.get("kind") == m.NOTE and a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED) and any(t.startswith("convention/") for t in a.get("tags", []))
+        ],
     }
     store.write_if_changed(layout.brief, store.dumps_json(brief))
     _write_html(layout, data, result)

@@ -355,3 +355,55 @@ def format_stats(s: dict[str, Any]) -> str:
     ]
     return "\n".join(lines)
 
+
+
+DEPENDS_RELATIONS = {m.CALLS, m.IMPORTS, m.INHERITS, m.IMPLEMENTS, m.CONTAINS, m.ANCHORED_TO, m.LINKS_TO, m.EMBEDS}
+
+
+def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, include_stale: bool = False) -> dict[str, Any]:
+    """What depends on a node: callers, importers, subclasses, anchored notes, transitively.
+
+    Walks incoming dependency edges (`calls`, `imports`, `inherits`, `implements`,
+    `anchored_to`, links) up to `depth` hops; for a class, its methods' dependants count too
+    (through `contains`). Each hit says how it depends and at which hop.
+    """
+    root = view.resolve_one(name, include_stale)
+    depth = max(1, min(int(depth), MAX_DEPTH))
+    limit = max(1, min(int(limit), 5000))
+    targets = [root] + [e["target"] for e in view.out_edges.get(root, []) if e["relation"] == m.CONTAINS]
+    seen = set(targets)
+    hits: list[dict[str, Any]] = []
+    frontier = targets
+    for hop in range(1, depth + 1):
+        nxt: list[str] = []
+        for node in frontier:
+            for e in sorted(view.in_edges.get(node, []), key=lambda e: (e["source"], e["relation"])):
+                other = e["source"]
+                if e["relation"] not in DEPENDS_RELATIONS or e["relation"] == m.CONTAINS or other in seen:
+                    continue
+                if not view.visible(other, include_stale):
+                    continue
+                seen.add(other)
+                n = view.nodes[other]
+                hits.append({"id": other, "label": n.get("label"), "kind": n.get("kind"), "relation": e["relation"], "via": node, "hop": hop, "source": n.get("source"), "line": e.get("line") or n.get("line"), "status": n.get("status", m.LIVE)})
+                nxt.append(other)
+                if len(hits) >= limit:
+                    return {"id": root, "depth": depth, "affected": hits, "truncated": True}
+        frontier = nxt
+    return {"id": root, "depth": depth, "affected": hits, "truncated": False}
+
+
+def format_affected(answer: dict[str, Any]) -> str:
+    if not answer["affected"]:
+        return f"nothing depends on {answer['id']} (within {answer['depth']} hops)"
+    out = [f"{len(answer['affected'])} dependants of {answer['id']} (depth {answer['depth']}):"]
+    for h in answer["affected"]:
+        flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
+        out.append(f"  {'  ' * (h['hop'] - 1)}{h['label']} ({h['kind']}){flag} —{h['relation']}→ {view_label(h['via'])} — {h['source']}:{h['line'] or 1}")
+    if answer["truncated"]:
+        out.append("[truncated: raise the limit or lower --depth]")
+    return "\n".join(out)
+
+
+def view_label(nid: str) -> str:
+    return nid.split(":", 1)[1] if nid.split(":", 1)[0] in ("note", "file", "tag", "entity") else nid

@@ -1,0 +1,118 @@
+"""Listing a repository's source files: what the code scope extracts, and what it skips and why.
+
+One ``os.scandir`` walk (no per-file stat beyond the size check), ``.gitignore`` and ``.kgignore``
+rules at every level (``pathspec``, gitignore semantics), a fixed set of folders that are never
+source (virtualenvs, ``node_modules``, build output, vendored code, ``kg-out``), and symlinks
+handled so that nothing outside the repository is read and no cycle is walked.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pathspec
+
+from extract.languages import BY_EXTENSION
+from vault_kg.adapter import SourceSkip
+
+DEFAULT_MAX_BYTES = 1_000_000
+SKIP_DIRS = frozenset(
+    {"kg-out", "node_modules", "build", "dist", "target", "vendor", "third_party", "__pycache__", "venv", "site-packages"}
+)
+IGNORE_FILES = (".gitignore", ".kgignore")
+EXTRA_SOURCES = frozenset({"go.mod"})
+
+_Spec = tuple[str, pathspec.PathSpec]
+
+
+def _is_source(name: str) -> bool:
+    if name in EXTRA_SOURCES:
+        return True
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:].lower() in BY_EXTENSION
+
+
+def _load_spec(directory: str, prefix: str) -> _Spec | None:
+    lines: list[str] = []
+    for name in IGNORE_FILES:
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as handle:
+                lines.extend(handle.read().splitlines())
+        except OSError:
+            continue
+    if not lines:
+        return None
+    return prefix, pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(relpath: str, is_dir: bool, specs: list[_Spec]) -> bool:
+    for prefix, spec in specs:
+        if prefix and not relpath.startswith(prefix):
+            continue
+        local = relpath[len(prefix) :]
+        if spec.match_file(local + "/" if is_dir else local):
+            return True
+    return False
+
+
+def list_sources(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[list[str], list[SourceSkip]]:
+    """Sorted scope-relative POSIX paths of supported source files, plus the files skipped."""
+    root_real = os.path.realpath(root)
+    sources: list[str] = []
+    skips: list[SourceSkip] = []
+    pending: list[tuple[str, str, list[_Spec]]] = [(root_real, "", [])]
+    while pending:
+        directory, prefix, specs = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            skips.append(SourceSkip(prefix.rstrip("/") or ".", f"folder not readable ({exc.strerror}); check its permissions"))
+            continue
+        names = {entry.name for entry in entries}
+        if "pyvenv.cfg" in names and prefix:
+            continue
+        if names.intersection(IGNORE_FILES):
+            spec = _load_spec(directory, prefix)
+            if spec is not None:
+                specs = [*specs, spec]
+        for entry in entries:
+            name = entry.name
+            relpath = prefix + name
+            if entry.is_symlink():
+                skip = _symlink_skip(entry, relpath, root_real)
+                if skip is not None:
+                    if _is_source(name) or skip.reason.startswith("symlink leaves"):
+                        skips.append(skip)
+                    continue
+            if entry.is_dir(follow_symlinks=False):
+                if name.startswith(".") or name in SKIP_DIRS or _ignored(relpath, True, specs):
+                    continue
+                pending.append((entry.path, relpath + "/", specs))
+                continue
+            if not _is_source(name) or _ignored(relpath, False, specs):
+                continue
+            try:
+                size = entry.stat().st_size
+            except OSError as exc:
+                skips.append(SourceSkip(relpath, f"not readable ({exc.strerror}); check its permissions"))
+                continue
+            if size > max_bytes:
+                skips.append(SourceSkip(relpath, f"{size} bytes is over the {max_bytes}-byte cap (generated?); add it to .kgignore or raise the cap"))
+                continue
+            sources.append(relpath)
+    sources.sort()
+    skips.sort(key=lambda s: s.relpath)
+    return sources, skips
+
+
+def _symlink_skip(entry: os.DirEntry[str], relpath: str, root_real: str) -> SourceSkip | None:
+    """Why a symlink is not followed, or None for a file link that stays inside the repository."""
+    target = os.path.realpath(entry.path)
+    if target != root_real and not target.startswith(root_real + os.sep):
+        return SourceSkip(relpath, "symlink leaves the repository; not followed")
+    if not os.path.exists(target):
+        return SourceSkip(relpath, "broken symlink; not followed")
+    if os.path.isdir(target):
+        return SourceSkip(relpath, "symlinked folder inside the repository; its target is scanned where it lives")
+    return None

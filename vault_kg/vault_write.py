@@ -1,0 +1,78 @@
+"""The one way `kg` writes into the vault: inside it, in the frontmatter contract, without secrets.
+
+Every write by `kg` (remember, anchors, supersede, promote, consolidate) goes through
+`write_note`, so the guardrails hold in one place: the path cannot escape the vault (no `..`,
+absolute paths, symlinks out, hidden folders or `kg-out/`), the note must pass the frontmatter
+contract, and text that looks like a secret is refused rather than written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from .errors import KgError
+from .secrets import find_secrets
+from .store import atomic_write
+
+
+def safe_relpath(vault: Path, relpath: str) -> Path:
+    """The absolute path of a vault note named by a user or an agent, or a clear refusal."""
+    raw = relpath.strip().replace("\\", "/")
+    pure = PurePosixPath(raw)
+    if not raw or pure.is_absolute() or raw.startswith("~"):
+        raise KgError(f"'{relpath}': give a path relative to the vault, like `notes/Topic.md`")
+    if any(part in ("..", "") for part in pure.parts) or any(part.startswith(".") for part in pure.parts):
+        raise KgError(f"'{relpath}': path escapes the vault or enters a hidden folder; refused")
+    if pure.parts[0] == "kg-out":
+        raise KgError(f"'{relpath}': kg-out/ holds rebuildable artifacts, not notes; refused")
+    if pure.suffix.lower() != ".md":
+        raise KgError(f"'{relpath}': notes are markdown files; end the name with .md")
+    root = vault.resolve()
+    target = root.joinpath(*pure.parts)
+    parent = target.parent
+    while not parent.exists() and parent != root:
+        parent = parent.parent
+    if not str(parent.resolve()).startswith(str(root)):
+        raise KgError(f"'{relpath}': a folder on the way is a symlink out of the vault; refused")
+    if target.is_symlink() or (target.exists() and not str(target.resolve()).startswith(str(root) + os.sep)):
+        raise KgError(f"'{relpath}': is a symlink; kg does not write through links")
+    return target
+
+
+def check_text(relpath: str, text: str, contract: bool = True) -> None:
+    """Refuse secrets always, and contract violations when `contract` is set."""
+    secrets = find_secrets(text)
+    if secrets:
+        raise KgError(f"{relpath}: refused: the text contains what looks like a secret ({', '.join(sorted(set(secrets)))}); remove it and keep secrets in a password manager")
+    if not contract:
+        return
+    from extract.notes import extract_note
+
+    from .lint import check_note
+
+    problems = check_note(extract_note(relpath, text.encode("utf-8")))
+    if problems:
+        raise KgError(f"{relpath}: refused: {problems[0].message}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+
+
+def write_note(vault: Path, relpath: str, text: str, *, create: bool = False, contract: bool = True) -> Path:
+    """Write a whole note atomically after the guardrails pass. `create` refuses to overwrite."""
+    target = safe_relpath(vault, relpath)
+    if create and target.exists():
+        raise KgError(f"{relpath}: already exists; pick another name or edit the note")
+    check_text(relpath, text, contract)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, text.encode("utf-8"))
+    return target
+
+
+def render_note(summary: str, tags: list[str], body: str, extra: dict[str, object] | None = None) -> str:
+    """A note in the contract: YAML frontmatter (summary, tags, extra keys) and the body."""
+    import yaml
+
+    front: dict[str, object] = {"summary": " ".join(summary.split())}
+    front.update(extra or {})
+    front["tags"] = list(tags)
+    dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000).strip()
+    return f"---\n{dumped}\n---\n{body.rstrip()}\n"
