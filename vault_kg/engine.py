@@ -438,11 +438,11 @@ def _write_artifacts(
     from graph_out.report import render_report
 
     edges = [e for owner in sorted(edges_by_owner) for e in edges_by_owner[owner]]
-    visible = {nid: a for nid, a in nodes.items() if a.get("status") not in (m.STALE, m.SUPERSEDED)}
-    ranks = rank.pagerank(visible, edges)
+    edge_table = rank.edge_table(nodes, edges)
+    ranks = rank.pagerank(nodes, edge_table)
     for nid, attrs in nodes.items():
         attrs["rank"] = ranks.get(nid, 0.0)
-    assignment, table = rank.communities(nodes, edges, ranks)
+    assignment, table = rank.communities(nodes, edge_table, ranks)
     for nid, attrs in nodes.items():
         if nid in assignment:
             attrs["community"] = assignment[nid]
@@ -503,9 +503,19 @@ def _write_artifacts(
 
 
 def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -> None:
+    """graph.html inline for small graphs; large ones render in a detached process (see html_job)."""
+    mode = os.environ.get("KG_HTML", "auto").lower()
+    if mode in ("off", "0", "false", "no"):
+        return
     try:
         from graph_out.html import render_html
     except ImportError:
+        return
+    from .html_job import HTML_INLINE_NODES, render_later
+
+    if mode != "inline" and len(data["nodes"]) > HTML_INLINE_NODES:
+        result.extra["html"] = "rendering in the background"
+        render_later(layout.out)
         return
     if store.write_if_changed(layout.html, render_html(data).encode()):
         result.written.append(str(layout.html))

@@ -4,18 +4,25 @@ God nodes are PageRank over the *meaning* edges only (note→note links, mention
 calls, inheritance), weighted by edge confidence. Tags, sections, unresolved targets, files and
 external modules take no part, so a tag used by every note or a file that contains everything is
 never crowned. PageRank rather than degree because an index/MOC note has many out-links but few
-in-links: it passes rank on instead of hoarding it. Test code gets a tenth of the teleport weight.
+in-links: it passes rank on instead of hoarding it. Test code gets a tenth of the teleport weight,
+and calls made from decorators count a tenth.
 """
 
 from __future__ import annotations
 
+import random
 import re
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from . import model as m
 
 RANK_KINDS = {m.NOTE, m.ENTITY, m.CLASS, m.FUNCTION, m.METHOD, m.MODULE}
 RANK_RELATIONS_SKIP = {m.TAGGED, m.TAG_PARENT, m.HAS_SECTION, m.CONTAINS, m.IMPORTS}
+HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}
+COMMUNITY_SKIP_KINDS = {m.UNRESOLVED, m.EXTERNAL}
 TEST_PATH_RE = re.compile(r"(^|/)(tests?|testing|__tests__|spec)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
 LEIDEN_SEED = 42
 
@@ -24,36 +31,58 @@ def is_test_path(path: str) -> bool:
     return bool(TEST_PATH_RE.search(path or ""))
 
 
-def _rankable(attrs: dict[str, Any]) -> bool:
-    return attrs.get("kind") in RANK_KINDS and attrs.get("status") not in (m.QUARANTINED, m.SUPERSEDED)
+@dataclass
+class EdgeTable:
+    """The graph as numpy arrays over sorted node ids: built once, shared by rank and communities."""
+
+    ids: list[str]
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray
+    meaning: np.ndarray
+    hub: np.ndarray
 
 
-def pagerank(nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]], alpha: float = 0.85) -> dict[str, float]:
-    """Weighted, personalized PageRank by power iteration (numpy only), scaled to max 1."""
-    import numpy as np
-
-    ids = sorted(nid for nid, attrs in nodes.items() if _rankable(attrs))
-    if not ids:
-        return {}
+def edge_table(nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]]) -> EdgeTable:
+    ids = sorted(nodes)
     index = {nid: i for i, nid in enumerate(ids)}
-    rows, cols, weights = [], [], []
-    for e in edges:
-        if e["relation"] in RANK_RELATIONS_SKIP:
-            continue
-        s, t = index.get(e["source"]), index.get(e["target"])
-        if s is None or t is None or s == t:
-            continue
-        rows.append(s)
-        cols.append(t)
-        weights.append(float(e.get("score") or 0.0))
-    n = len(ids)
-    src = np.asarray(rows, dtype=np.int64)
-    dst = np.asarray(cols, dtype=np.int64)
-    w = np.asarray(weights, dtype=float)
+    n_edges = len(edges)
+    src = np.empty(n_edges, dtype=np.int64)
+    dst = np.empty(n_edges, dtype=np.int64)
+    weight = np.empty(n_edges, dtype=float)
+    meaning = np.empty(n_edges, dtype=bool)
+    hub = np.empty(n_edges, dtype=bool)
+    for i, e in enumerate(edges):
+        src[i] = index[e["source"]]
+        dst[i] = index[e["target"]]
+        relation = e["relation"]
+        w = float(e.get("score") or 0.0)
+        if e.get("decorator"):
+            w *= 0.1
+        weight[i] = w
+        meaning[i] = relation not in RANK_RELATIONS_SKIP
+        hub[i] = relation in HUB_RELATIONS
+    return EdgeTable(ids, src, dst, weight, meaning, hub)
+
+
+def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 0.85) -> dict[str, float]:
+    """Weighted, personalized PageRank by power iteration (numpy only), scaled to max 1.
+
+    Only live, rankable nodes take part: stale and superseded knowledge is never crowned.
+    """
+    rankable = np.array([nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) for nid in table.ids], dtype=bool)
+    if not rankable.any():
+        return {}
+    keep = table.meaning & rankable[table.src] & rankable[table.dst] & (table.src != table.dst)
+    positions = np.flatnonzero(rankable)
+    remap = np.full(len(table.ids), -1, dtype=np.int64)
+    remap[positions] = np.arange(len(positions))
+    src, dst, w = remap[table.src[keep]], remap[table.dst[keep]], table.weight[keep]
+    n = len(positions)
     out = np.bincount(src, weights=w, minlength=n)
     share = w / np.where(out[src] > 0, out[src], 1.0)
     dangling = out == 0
-    teleport = np.array([0.1 if is_test_path(nodes[nid].get("source", "")) else 1.0 for nid in ids])
+    teleport = np.array([0.1 if is_test_path(nodes[table.ids[p]].get("source", "")) else 1.0 for p in positions])
     teleport /= teleport.sum()
     rank = np.full(n, 1.0 / n)
     for _ in range(100):
@@ -64,7 +93,8 @@ def pagerank(nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]], alph
         if done:
             break
     top = rank.max() or 1.0
-    return {nid: round(float(rank[i] / top), 6) for i, nid in enumerate(ids)}
+    scaled = np.round(rank / top, 6)
+    return {table.ids[p]: float(scaled[i]) for i, p in enumerate(positions)}
 
 
 def god_nodes(nodes: dict[str, dict[str, Any]], ranks: dict[str, float], limit: int = 20) -> list[str]:
@@ -72,60 +102,54 @@ def god_nodes(nodes: dict[str, dict[str, Any]], ranks: dict[str, float], limit: 
     return sorted(candidates, key=lambda nid: (-ranks[nid], nid))[:limit]
 
 
-def communities(
-    nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]], ranks: dict[str, float]
-) -> tuple[dict[str, int], list[dict[str, Any]]]:
-    """Leiden (igraph's, modularity, fixed seed) on the undirected weighted graph; stable ids.
+def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """igraph's Leiden (modularity, fixed seed) on the undirected weighted graph; stable ids.
 
-    Tags join with a low weight so notes that share topics cluster; unresolved targets and
-    external modules stay out. Returns node → community id and the community table.
+    Tags join with weight 0.3 so notes that share topics cluster; unresolved targets and external
+    modules stay out. Ids are ordered by size, then by first member. Returns node → community id
+    and the community table (name from the most central members, size, cohesion).
     """
-    import random
-
     import igraph as ig
 
-    member_ids = sorted(nid for nid, a in nodes.items() if a.get("kind") not in (m.UNRESOLVED, m.EXTERNAL))
-    if not member_ids:
+    member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS for nid in table.ids], dtype=bool)
+    positions = np.flatnonzero(member)
+    if not len(positions):
         return {}, []
-    index = {nid: i for i, nid in enumerate(member_ids)}
-    weights: dict[tuple[int, int], float] = {}
-    for e in edges:
-        s, t = index.get(e["source"]), index.get(e["target"])
-        if s is None or t is None or s == t:
-            continue
-        key = (s, t) if s < t else (t, s)
-        w = float(e.get("score") or 0.0) * (0.3 if e["relation"] in (m.TAGGED, m.TAG_PARENT) else 1.0)
-        weights[key] = weights.get(key, 0.0) + w
-    pairs = sorted(weights)
-    graph = ig.Graph(n=len(member_ids), edges=pairs)
-    graph.es["weight"] = [weights[p] for p in pairs]
+    remap = np.full(len(table.ids), -1, dtype=np.int64)
+    remap[positions] = np.arange(len(positions))
+    keep = member[table.src] & member[table.dst] & (table.src != table.dst)
+    a, b = remap[table.src[keep]], remap[table.dst[keep]]
+    w = table.weight[keep] * np.where(table.hub[keep], 0.3, 1.0)
+    n = len(positions)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    keys, inverse = np.unique(lo * n + hi, return_inverse=True)
+    weights = np.bincount(inverse, weights=w)
+    pairs = np.column_stack((keys // n, keys % n))
+    graph = ig.Graph(n=n, edges=pairs.tolist())
+    graph.es["weight"] = weights.tolist()
     ig.set_random_number_generator(random.Random(LEIDEN_SEED))
     try:
-        membership = graph.community_leiden(objective_function="modularity", weights="weight", n_iterations=2).membership
+        membership = np.asarray(graph.community_leiden(objective_function="modularity", weights="weight", n_iterations=2).membership)
     finally:
         ig.set_random_number_generator(random)
+    member_ids = [table.ids[p] for p in positions]
     groups: dict[int, list[str]] = {}
-    for i, label in enumerate(membership):
+    for i, label in enumerate(membership.tolist()):
         groups.setdefault(label, []).append(member_ids[i])
     ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
     assignment: dict[str, int] = {}
-    table: list[dict[str, Any]] = []
     for cid, members in enumerate(ordered):
         for nid in members:
             assignment[nid] = cid
+    community = np.array([assignment[nid] for nid in member_ids], dtype=np.int64)
+    cs, ct = community[pairs[:, 0]], community[pairs[:, 1]]
+    k = len(ordered)
+    internal = np.bincount(cs[cs == ct], weights=weights[cs == ct], minlength=k)
+    total = np.bincount(cs, weights=weights, minlength=k) + np.bincount(ct[cs != ct], weights=weights[cs != ct], minlength=k)
+    table_rows: list[dict[str, Any]] = []
+    for cid, members in enumerate(ordered):
         top = sorted(members, key=lambda nid: (-ranks.get(nid, 0.0), nid))[:5]
         named = [nodes[nid].get("label", nid) for nid in top if nid in ranks][:2] or [nodes[top[0]].get("label", top[0])]
-        table.append({"id": cid, "name": " · ".join(named), "size": len(members), "members_top": top})
-    internal = [0.0] * len(ordered)
-    total = [0.0] * len(ordered)
-    for (s, t), w in weights.items():
-        cs, ct = assignment[member_ids[s]], assignment[member_ids[t]]
-        total[cs] += w
-        if cs == ct:
-            internal[cs] += w
-        else:
-            total[ct] += w
-    for row in table:
-        cid = row["id"]
-        row["cohesion"] = round(internal[cid] / total[cid], 3) if total[cid] else 1.0
-    return assignment, table
+        cohesion = round(float(internal[cid] / total[cid]), 3) if total[cid] else 1.0
+        table_rows.append({"id": cid, "name": " · ".join(str(x) for x in named), "size": len(members), "members_top": top, "cohesion": cohesion})
+    return assignment, table_rows

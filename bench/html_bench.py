@@ -1,0 +1,108 @@
+"""graph.html at vault scale: render time, page size, and time to interactive in headless Chromium.
+
+Run: /tmp/kgenv/bin/python bench/html_bench.py [--notes 10000] [--runs 3]
+Needs Debian chromium (`apt-get install -y chromium`). Targets (issue 8): ≤ 3 s to interactive,
+page ≤ 15 MB, for a 10,000-note vault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from graph_factory import make_graph  # noqa: E402
+
+from graph_out.html import render_html  # noqa: E402
+from graph_out.layout import compute_layout  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+
+    t = time.perf_counter()
+    data = make_graph(args.notes, seed=7)
+    print(f"graph: {args.notes} notes → {len(data['nodes'])} nodes, {len(data['edges'])} edges, "
+          f"{len(data['graph']['communities'])} communities (generated in {time.perf_counter() - t:.1f} s)")
+
+    t = time.perf_counter()
+    compute_layout(data)
+    layout_s = time.perf_counter() - t
+    t = time.perf_counter()
+    page = render_html(data)
+    render_s = time.perf_counter() - t
+    size_mb = len(page.encode("utf-8")) / 1e6
+    print(f"render_html: {render_s:.2f} s (layout alone {layout_s:.2f} s); page {size_mb:.2f} MB "
+          f"(target ≤ 15 MB: {'ok' if size_mb <= 15 else 'OVER'})")
+    if not Path(CHROMIUM).is_file():
+        sys.exit(f"{CHROMIUM} not found: apt-get update && apt-get install -y chromium")
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "graph.html"
+        path.write_text(page, encoding="utf-8")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            loads, in_page, first = [], [], []
+            for _ in range(args.runs):
+                tab = browser.new_page(viewport={"width": 1400, "height": 850})
+                t = time.perf_counter()
+                tab.goto(path.as_uri())
+                tab.wait_for_function("window.kgView && window.kgView.ready", timeout=60_000)
+                loads.append(time.perf_counter() - t)
+                in_page.append(tab.evaluate("window.kgView.interactiveMs") / 1000)
+                first.append(tab.evaluate("window.kgView.firstRenderMs") / 1000)
+                tab.close()
+            tab = browser.new_page(viewport={"width": 1400, "height": 850})
+            tab.goto(path.as_uri())
+            tab.wait_for_function("window.kgView && window.kgView.ready", timeout=60_000)
+            collapsed_frame = tab.evaluate("window.kgView.lastFrameMs")
+            shown = tab.evaluate("window.kgView.shownNodes")
+            t = time.perf_counter()
+            wanted = next(n["label"] for n in reversed(data["nodes"]) if n["kind"] == "note")
+            tab.fill("#search", wanted)
+            tab.wait_for_function("window.kgView.searchResults.length > 0")
+            search_ms = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            tab.keyboard.press("Enter")
+            tab.wait_for_function("window.kgView.selected !== null")
+            focus_ms = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            tab.click("#btn-expand")
+            tab.wait_for_function(f"window.kgView.shownNodes === {len(data['nodes'])}")
+            expand_ms = (time.perf_counter() - t) * 1000
+            tab.click("#btn-fit")
+            tab.wait_for_timeout(500)
+            frames = []
+            for step in range(5):
+                tab.mouse.move(700 + step * 10, 400)
+                tab.mouse.wheel(0, -60 if step % 2 else 60)
+                tab.wait_for_timeout(120)
+                frames.append(tab.evaluate("window.kgView.lastFrameMs"))
+            browser.close()
+
+    tti = statistics.median(loads)
+    print(f"chromium load → interactive (wall, median of {args.runs}): {tti:.2f} s "
+          f"(target ≤ 3 s: {'ok' if tti <= 3 else 'OVER'}); in-page first render "
+          f"{statistics.median(first):.2f} s, interactive {statistics.median(in_page):.2f} s")
+    print(f"collapsed view: {shown} nodes drawn, frame {collapsed_frame:.1f} ms; search {search_ms:.0f} ms; "
+          f"focus {focus_ms:.0f} ms; expand all {expand_ms:.0f} ms; "
+          f"frame with all {len(data['nodes'])} nodes + {len(data['edges'])} edges: "
+          f"median {statistics.median(frames):.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
