@@ -147,7 +147,7 @@ def _clean_text(text: str) -> str:
     return "\n".join("\\" + line if _ANY_HEADING_RE.match(line) else line for line in lines)
 
 
-def _frontmatter(day: date, entries: list[Entry]) -> str:
+def render_frontmatter(day: date, entries: list[Entry]) -> str:
     """Always exactly five lines: earlier entries never move when the summary changes."""
     projects = sorted({e.project for e in entries if e.project}, key=str.lower)
     count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
@@ -219,17 +219,17 @@ def _with_entry(old: str, day: date, heading: str, body: str, relpath: str) -> s
     head: str | None
     if not old.strip():
         head, rest = None, f"\n# {day.isoformat()} ({day:%A})\n"
-    elif match and _is_ours(match.group(1) or ""):
+    elif match and is_kg_frontmatter(match.group(1) or ""):
         head, rest = None, old[match.end() :]
     else:  # a frontmatter someone else wrote, or none: the top of the file stays exactly as it is
         head, rest = (old[: match.end()], old[match.end() :]) if match else ("", old)
     rest = rest.rstrip("\n") + f"\n\n{heading}\n{body}\n"
     if head is not None:
         return head + rest
-    return _frontmatter(day, parse_entries(rest, day, relpath)) + rest
+    return render_frontmatter(day, parse_entries(rest, day, relpath)) + rest
 
 
-def _is_ours(frontmatter: str) -> bool:
+def is_kg_frontmatter(frontmatter: str) -> bool:
     """True for the five-line frontmatter this module writes (safe to rewrite in place)."""
     keys = [line.split(":", 1)[0] for line in frontmatter.strip().split("\n")]
     return keys == ["summary", "tags", "date"]

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-SCHEMA = 5
+SCHEMA = 6
 
 DDL = """
 CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, res BLOB);
@@ -205,6 +205,21 @@ class GraphReader:
         if row[2] is not None:
             node["community"] = row[2]
         return node
+
+    def nodes_many(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Several node rows in one query (the query expansion's batch read)."""
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for nid, data, rank, community in self.con.execute(f"SELECT id, data, rank, community FROM nodes WHERE id IN ({marks})", chunk):
+                node = orjson.loads(data)
+                node["id"] = nid
+                node["rank"] = rank
+                if community is not None:
+                    node["community"] = community
+                found[nid] = node
+        return found
 
     def out_edges(self, nid: str) -> list[dict[str, Any]]:
         return [orjson.loads(r[0]) for r in self.con.execute("SELECT data FROM edges WHERE source=?", (nid,))]

@@ -197,6 +197,9 @@ def _run_locked(
 ) -> None:
     stats = cache.stats()
     rebuild_all = force or not stats
+    if rebuild_all:
+        paths = None  # an empty or recreated cache: the whole scope, whatever files were named
+    full_listing = paths is None
     if paths is None:
         listed, result.skipped = adapter.list_sources(scope.root)
         cache.set_meta("skipped", [[s.relpath, s.reason] for s in result.skipped])
@@ -286,6 +289,8 @@ def _run_locked(
         if ext.quarantine:
             result.quarantined.append((rel, ext.quarantine))
         result.warnings.extend(w for w in ext.warnings if rel in result.extracted)
+    if full_listing:
+        (layout.out / "reconciled.stamp").touch()
     st = layout.graph_json.stat()
     cache.set_meta("artifacts", {"graph_json": [st.st_size, st.st_mtime_ns], "report": layout.report.exists()})
     cache.set_meta("graph", data["graph"])
@@ -364,7 +369,7 @@ def _explicit(
                 result.notices.append(f"{path}: not a source of scope '{scope.name}' (ignored, hidden or unsupported); nothing to do")
             continue
         candidates.append(rel)
-    return candidates, removed
+    return sorted(set(candidates)), removed  # `kg update a.md a.md` or overlapping folders: each file once
 
 
 def assemble(
@@ -412,9 +417,9 @@ def assemble(
             key = (e["source"], e["target"], e["relation"])
             first = merged.get(key)
             if first is None:
-                edge = dict(e)
-                edge["key"] = e["relation"] if source_node.get("source") == owner else f"{e['relation']}@{owner}"
-                merged[key] = edge
+                e.pop("lines", None)
+                e["key"] = e["relation"] if source_node.get("source") == owner else f"{e['relation']}@{owner}"
+                merged[key] = e
             else:
                 lines = first.setdefault("lines", [first.get("line")])
                 lines.append(e.get("line"))
@@ -488,6 +493,7 @@ def _write_artifacts(
             for nid in gods
         ],
         "counts": counts,
+        "stale": graph_attrs.get("stale", []),
         "conventions": [
             {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
             for nid, a in sorted(nodes.items())

@@ -7,7 +7,7 @@ a `kg query` on a 10,000-note vault stays a fraction of a second.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from . import model as m
 from . import store
@@ -30,6 +30,14 @@ class _Nodes:
             self._cache[nid] = self._reader.node(nid)
         found = self._cache[nid]
         return default if found is None else found
+
+    def prefetch(self, ids: list[str]) -> None:
+        """Load the rows of `ids` not yet seen in one query."""
+        missing = sorted({nid for nid in ids if nid not in self._cache})
+        if missing:
+            found = self._reader.nodes_many(missing)
+            for nid in missing:
+                self._cache[nid] = found.get(nid)
 
     def __getitem__(self, nid: str) -> dict[str, Any]:
         found = self.get(nid)
@@ -72,11 +80,11 @@ class GraphView:
     def visible(self, nid: str, include_stale: bool = False) -> bool:
         return include_stale or self.nodes.get(nid, {}).get("status") not in HIDDEN_STATUSES
 
-    def neighbours(self, nid: str) -> Iterator[tuple[dict[str, Any], str]]:
-        for e in self.out_edges.get(nid):
-            yield e, e["target"]
-        for e in self.in_edges.get(nid):
-            yield e, e["source"]
+    def neighbours(self, nid: str) -> list[tuple[dict[str, Any], str]]:
+        """Edges touching `nid` both ways, with the other end's row already loaded."""
+        pairs = [(e, e["target"]) for e in self.out_edges.get(nid)] + [(e, e["source"]) for e in self.in_edges.get(nid)]
+        self.nodes.prefetch([other for _, other in pairs])
+        return pairs
 
     def find(self, name: str, include_stale: bool = True) -> list[str]:
         """Node ids a user-typed name may mean: id, path, title, alias, tag, symbol name."""
