@@ -50,20 +50,19 @@ def check_note(ext: m.Extraction) -> list[Problem]:
 
 def _cached_extractions(layout: store.Layout) -> dict[str, tuple[int, int, m.Extraction]]:
     """Extractions from the cache (read-only), keyed by source with the stat they were made at."""
-    import pickle
     import sqlite3
 
-    from .cache import connect
+    from .cache import connect, decode_extraction
 
     if not layout.cache_db.exists():
         return {}
     try:
         con = connect(layout.cache_db, readonly=True)
         try:
-            return {rel: (size, mtime, pickle.loads(blob)) for rel, size, mtime, blob in con.execute("SELECT rel, size, mtime, ext FROM sources")}
+            return {rel: (size, mtime, decode_extraction(blob)) for rel, size, mtime, blob in con.execute("SELECT rel, size, mtime, ext FROM sources")}
         finally:
             con.close()
-    except (sqlite3.DatabaseError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except (sqlite3.DatabaseError, ValueError, EOFError, TypeError):
         return {}
 
 

@@ -46,22 +46,12 @@ class EdgeTable:
 def edge_table(nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]]) -> EdgeTable:
     ids = sorted(nodes)
     index = {nid: i for i, nid in enumerate(ids)}
-    n_edges = len(edges)
-    src = np.empty(n_edges, dtype=np.int64)
-    dst = np.empty(n_edges, dtype=np.int64)
-    weight = np.empty(n_edges, dtype=float)
-    meaning = np.empty(n_edges, dtype=bool)
-    hub = np.empty(n_edges, dtype=bool)
-    for i, e in enumerate(edges):
-        src[i] = index[e["source"]]
-        dst[i] = index[e["target"]]
-        relation = e["relation"]
-        w = float(e.get("score") or 0.0)
-        if e.get("decorator"):
-            w *= 0.1
-        weight[i] = w
-        meaning[i] = relation not in RANK_RELATIONS_SKIP
-        hub[i] = relation in HUB_RELATIONS
+    src = np.fromiter((index[e["source"]] for e in edges), dtype=np.int64, count=len(edges))
+    dst = np.fromiter((index[e["target"]] for e in edges), dtype=np.int64, count=len(edges))
+    weight = np.fromiter(((e.get("score") or 0.0) * (0.1 if e.get("decorator") else 1.0) for e in edges), dtype=float, count=len(edges))
+    relations = [e["relation"] for e in edges]
+    meaning = np.fromiter((r not in RANK_RELATIONS_SKIP for r in relations), dtype=bool, count=len(edges))
+    hub = np.fromiter((r in HUB_RELATIONS for r in relations), dtype=bool, count=len(edges))
     return EdgeTable(ids, src, dst, weight, meaning, hub)
 
 
