@@ -224,9 +224,11 @@ class _FileExtractor:
         hi = bisect.bisect_left(self.comment_starts, end)
         cuts.extend((c.start_byte, c.end_byte, b" ") for c in self.comments[lo:hi])
         if self.blocks:
-            lo = bisect.bisect_left(self.block_starts, start)
+            lo = bisect.bisect_right(self.block_starts, start)  # a block starting at the span's start is the container's body
             hi = bisect.bisect_left(self.block_starts, end)
             for block in self.blocks[lo:hi]:
+                if block.end_byte > end:
+                    continue  # the enclosing class body runs past this symbol
                 cuts.append((block.start_byte, block.start_byte, BLOCK_OPEN.encode()))
                 cuts.append((block.end_byte, block.end_byte, BLOCK_CLOSE.encode()))
             cuts.sort(key=lambda c: (c[0], c[1]))

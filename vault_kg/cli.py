@@ -31,6 +31,7 @@ OutOpt = typer.Option(None, "--out", help="Artifact folder (default: <scope root
 ScopeOpt = typer.Option(None, "--scope", "-s", help="Scope name: `vault` or a registered project; repeat for several.")
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 StaleOpt = typer.Option(False, "--include-stale", help="Also show stale and superseded nodes, flagged.")
+AsOfOpt = typer.Option(None, "--as-of", help="Answer with what was valid on this date (YYYY-MM-DD).")
 
 FEATURE_MODULES = ("journal", "view", "code", "anchors", "vaultops", "agent")
 
@@ -95,6 +96,8 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
                 sys.stderr.write(f"kg: quarantined {scope.root / rel}: {reason}\n")
         for warning in result.warnings:
             sys.stderr.write(f"kg: warning: {warning}\n")
+        if scope.kind == "code" and paths:
+            _report_dirty_notes(scope, result.extracted + result.removed)
     if as_json:
         emit([r.as_dict() for r in results], True, str)
         return
@@ -107,6 +110,20 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
             f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} {unresolved} · "
             f"{len(r.quarantined)} quarantined{changed}{wrote} · {r.seconds:.2f}s\n"
         )
+
+
+def _report_dirty_notes(scope: Scope, relpaths: list[str]) -> None:
+    """After a code edit, one line per anchored vault note that just went dirty."""
+    if not relpaths:
+        return
+    from .anchors import dirty_notes_for_paths
+    from .scopes import vault_scope
+
+    try:
+        for line in dirty_notes_for_paths(vault_scope(), scope.name, relpaths):
+            sys.stderr.write(line + "\n")
+    except KgError:
+        pass
 
 
 @app.command()
@@ -147,6 +164,7 @@ def query(
     vault: Optional[Path] = VaultOpt,
     scope: Optional[list[str]] = ScopeOpt,
     include_stale: bool = StaleOpt,
+    as_of: Optional[str] = AsOfOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Answer with a compact, citable context: seeds first, file:line, snippets, connecting edges.
@@ -155,7 +173,7 @@ def query(
     """
     from . import query as q
 
-    emit(q.query(scopes_from(scope, vault), question, budget, include_stale, depth), as_json, q.format_query)
+    emit(q.query(scopes_from(scope, vault), question, budget, include_stale, depth, as_of=as_of), as_json, q.format_query)
 
 
 @app.command()
@@ -182,6 +200,7 @@ def explain(
     vault: Optional[Path] = VaultOpt,
     scope: Optional[list[str]] = ScopeOpt,
     include_stale: bool = StaleOpt,
+    as_of: Optional[str] = AsOfOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """A node, its attributes, its source lines and its neighbours grouped by relation.
@@ -190,7 +209,7 @@ def explain(
     """
     from . import query as q
 
-    emit(q.explain(single_view(scope, vault), name, include_stale), as_json, q.format_explain)
+    emit(q.explain(single_view(scope, vault), name, include_stale, as_of), as_json, q.format_explain)
 
 
 @app.command("god-nodes")

@@ -77,8 +77,16 @@ class GraphView:
     def graph(self) -> dict[str, Any]:
         return self.reader.meta("graph", {}) or {}
 
+    as_of: Any = None
+
     def visible(self, nid: str, include_stale: bool = False) -> bool:
-        return include_stale or self.nodes.get(nid, {}).get("status") not in HIDDEN_STATUSES
+        """Served as current? With `as_of` set: valid on that date (its window), whatever its status."""
+        node = self.nodes.get(nid, {})
+        if self.as_of is not None:
+            from .anchors import valid_at
+
+            return valid_at(node, self.as_of)
+        return include_stale or node.get("status") not in HIDDEN_STATUSES
 
     def neighbours(self, nid: str) -> list[tuple[dict[str, Any], str]]:
         """Edges touching `nid` both ways, with the other end's row already loaded."""

@@ -75,13 +75,21 @@ def query(
     include_stale: bool = False,
     depth: int = 2,
     seeds: int = 8,
+    as_of: str | None = None,
+    views: list[GraphView] | None = None,
 ) -> dict[str, Any]:
-    """BM25 seeds, then a bounded best-first expansion ranked by relevance × edge confidence."""
+    """BM25 seeds, then a bounded best-first expansion ranked by relevance × edge confidence.
+
+    `as_of` answers with what was valid on that date (validity windows), not the live tips;
+    `views` lets a long-running server pass graphs it already holds open.
+    """
     if not question.strip():
         raise KgError("empty question; try `kg query \"payments retries\"`")
     budget = max(100, min(int(budget), MAX_BUDGET))
     depth = max(0, min(int(depth), MAX_DEPTH))
-    views = [load_view(s) for s in scopes]
+    views = views if views is not None else [load_view(s) for s in scopes]
+    for view in views:
+        view.as_of = as_of
     terms = _stem_terms(question)
     scored: dict[tuple[str, str], float] = {}
     via: dict[tuple[str, str], dict[str, Any]] = {}
@@ -263,10 +271,13 @@ def format_path(answer: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def explain(view: GraphView, name: str, include_stale: bool = False) -> dict[str, Any]:
+def explain(view: GraphView, name: str, include_stale: bool = False, as_of: str | None = None) -> dict[str, Any]:
+    view.as_of = as_of
     nid = view.resolve_one(name, True)
     node = dict(view.nodes[nid])
     if not view.visible(nid, include_stale):
+        if as_of is not None:
+            raise KgError(f"'{nid}' was not valid on {as_of}; drop --as-of to see it")
         raise KgError(f"'{nid}' is {node.get('status')}: not served as current; pass --include-stale to see it")
     outgoing: dict[str, list[dict[str, Any]]] = {}
     incoming: dict[str, list[dict[str, Any]]] = {}
@@ -285,11 +296,11 @@ def format_explain(answer: dict[str, Any]) -> str:
     if n.get("source"):
         span = f"{n.get('line') or 1}" + (f"-{n['end_line']}" if n.get("end_line") else "")
         out.append(f"  source: {n['source']}:{span}")
-    for key in ("summary", "doc", "signature", "quarantine"):
+    for key in ("summary", "doc", "signature", "quarantine", "stale_reason", "superseded_reason"):
         if n.get(key):
             out.append(f"  {key}: {n[key]}")
-    for key in ("tags", "aliases", "sources", "referrers"):
-        if n.get(key):
+    for key in ("tags", "aliases", "sources", "referrers", "anchored"):
+        if n.get(key) and isinstance(n[key], list):
             out.append(f"  {key}: {', '.join(n[key])}")
     if n.get("anchor"):
         out.append(f"  anchor: {n['anchor'].get('locator')} #{str(n['anchor'].get('hash'))[:12]}")

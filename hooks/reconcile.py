@@ -1,0 +1,95 @@
+"""The periodic full reconcile: catch what changed behind the hooks' back (Obsidian, git pull).
+
+Session start asks `due()`; when the last full update of a scope is older than `reconcile_days`
+it calls `launch()`, which starts `kg hook reconcile` detached and returns at once. That process
+runs a full `engine.run` per scope (writers queue on the scope lock) and records the time in
+`kg-out/reconciled.stamp`; `kg-out/reconcile.started` keeps two sessions from starting two.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from vault_kg.config import OUT_DIRNAME
+
+DONE = "reconciled.stamp"
+STARTED = "reconcile.started"
+RUNNING_GRACE_S = 3600.0
+DAY_S = 86400.0
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def age_days(root: Path, now: float | None = None) -> float | None:
+    """Days since the last full reconcile of the scope at `root` (None: never recorded)."""
+    done = _mtime(root / OUT_DIRNAME / DONE)
+    return None if done is None else ((now or time.time()) - done) / DAY_S
+
+
+def running(root: Path, now: float | None = None) -> bool:
+    """A reconcile of the scope at `root` was started within the last hour and has not finished."""
+    started = _mtime(root / OUT_DIRNAME / STARTED)
+    done = _mtime(root / OUT_DIRNAME / DONE) or 0.0
+    return started is not None and started > done and (now or time.time()) - started < RUNNING_GRACE_S
+
+
+def due(root: Path, days: int, now: float | None = None) -> bool:
+    """A full reconcile is due and none is running."""
+    now = now or time.time()
+    age = age_days(root, now)
+    if age is not None and age < days:
+        return False
+    return not running(root, now)
+
+
+def launch(targets: list[dict[str, str]]) -> None:
+    """Start `kg hook reconcile` in its own session; the hook does not wait for it."""
+    for target in targets:
+        marker = Path(target["root"]) / OUT_DIRNAME / STARTED
+        marker.touch()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hooks.dispatch", "reconcile"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+        cwd=str(Path(__file__).resolve().parents[1]),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps({"targets": targets}).encode())
+    proc.stdin.close()
+
+
+def handle(payload: dict[str, Any]) -> None:
+    """Full update of each target scope (`{"kind": "vault"|"code", "name", "root"}`), then stamp."""
+    from vault_kg.config import load_config
+    from vault_kg.engine import run
+    from vault_kg.scopes import project_scope, vault_scope
+
+    cfg = load_config()
+    failures = []
+    for target in payload.get("targets", []):
+        root = Path(target["root"])
+        try:
+            scope = vault_scope(root, cfg=cfg) if target["kind"] == "vault" else project_scope(target["name"], cfg)
+            run(scope)
+        except Exception as exc:
+            failures.append(f"{root}: {exc}")
+            continue
+        stamp = root / OUT_DIRNAME / DONE
+        stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n", encoding="utf-8")
+        os.utime(stamp)
+    if failures:
+        raise RuntimeError("reconcile failed for " + "; ".join(failures))

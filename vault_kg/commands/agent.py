@@ -1,0 +1,63 @@
+"""`kg mcp` (the MCP server on stdio) and `kg hook` (the Claude Code hooks), for coding agents.
+
+`kg hook EVENT` normally never reaches this module: `vault_kg.entry` dispatches it before the
+CLI is imported, to keep the hooks fast. It is registered here so `kg --help` lists it and so it
+behaves the same when the CLI is driven in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from vault_kg.errors import KgError
+
+
+def mcp_command(
+    vault: Optional[Path] = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, the enclosing vault, or the config file)."),
+    check: bool = typer.Option(False, "--check", help="List the tools and resources as JSON and exit, without serving."),
+) -> None:
+    """Serve the graph to an agent over MCP on stdio: query, explain, neighbors, path, god_nodes, affected, check, recall, remember.
+
+    Example: claude mcp add vault-kg -- kg mcp
+    Example: kg mcp --check
+    """
+    from vault_kg.mcp import build_server, serve
+
+    if vault is not None and not vault.expanduser().is_dir():
+        raise KgError(f"{vault}: vault folder does not exist; check the path")
+    if check:
+        import asyncio
+
+        server = build_server(vault)
+
+        async def listing() -> dict[str, list[str]]:
+            tools = await server.list_tools()
+            templates = await server.list_resource_templates()
+            return {"tools": sorted(t.name for t in tools), "resources": sorted(t.uri_template for t in templates)}
+
+        sys.stdout.write(json.dumps(asyncio.run(listing()), indent=2) + "\n")
+        return
+    serve(vault)
+
+
+def hook_command(
+    event: str = typer.Argument(..., help="session-start | post-tool-use | session-end"),
+) -> None:
+    """Run a Claude Code hook: the JSON payload on stdin, the hook's JSON on stdout; always exits 0.
+
+    Example: echo '{"cwd": ".", "source": "startup"}' | kg hook session-start
+    """
+    from hooks.dispatch import main
+
+    raise typer.Exit(main([event]))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `kg mcp` and `kg hook` to the main app."""
+    app.command("mcp")(mcp_command)
+    app.command("hook")(hook_command)
