@@ -408,32 +408,40 @@ def assemble(
     dropped = 0
     grouped: dict[str, list[dict[str, Any]]] = {}
     for owner in sorted(raw):
-        merged: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for e in raw[owner]:
-            source_node = nodes.get(e["source"])
-            if source_node is None or e["target"] not in nodes:
-                dropped += 1
-                continue
-            key = (e["source"], e["target"], e["relation"])
-            first = merged.get(key)
-            if first is None:
-                e.pop("lines", None)
-                e["key"] = e["relation"] if source_node.get("source") == owner else f"{e['relation']}@{owner}"
-                merged[key] = e
-            else:
-                lines = first.setdefault("lines", [first.get("line")])
-                lines.append(e.get("line"))
-        group = []
-        for key in sorted(merged):
-            edge = merged[key]
-            if "lines" in edge:
-                edge["lines"] = sorted({x for x in edge["lines"] if x is not None})
-            group.append(edge)
+        group = finalize_edges(owner, raw[owner], nodes)
+        dropped += sum(1 for e in raw[owner] if e["source"] not in nodes or e["target"] not in nodes)
         if group:
             grouped[owner] = group
     if dropped and result is not None:
         result.warnings.append(f"{dropped} edge(s) pointed at nodes no source owns; dropped")
     return nodes, grouped
+
+
+def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One owner's edges, sorted, duplicates folded into `lines`, each with its `key`.
+
+    Edges whose ends no source owns are dropped (the caller counts them).
+    """
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for e in edges:
+        source_node = nodes.get(e["source"])
+        if source_node is None or e["target"] not in nodes:
+            continue
+        key = (e["source"], e["target"], e["relation"])
+        first = merged.get(key)
+        if first is None:
+            e["key"] = e["relation"] if source_node.get("source") == owner else f"{e['relation']}@{owner}"
+            merged[key] = e
+        elif first is not e:
+            lines = first.setdefault("lines", [first.get("line")])
+            lines.extend(e.get("lines") or [e.get("line")])
+    group = []
+    for key in sorted(merged):
+        edge = merged[key]
+        if "lines" in edge:
+            edge["lines"] = sorted({x for x in edge["lines"] if x is not None})
+        group.append(edge)
+    return group
 
 
 def _write_artifacts(

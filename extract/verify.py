@@ -1,0 +1,175 @@
+"""Check every model-proposed entity and relation against the note text, in code.
+
+Small models cluster relations on the note's subject, flip directions ("X was replaced by Y") and
+turn negations ("we do NOT use Redis") into ``uses``. So nothing the model says is kept as
+EXTRACTED unless the cited line mentions both ends (or an alias of them) and is neither negated nor
+read in the wrong direction. Everything else is downgraded, with the reason in ``check`` and a
+score, never dropped silently:
+
+=============================================  ============  =====
+case                                           confidence    score
+=============================================  ============  =====
+both ends on the cited line                    EXTRACTED     1.0
+direction reversed (passive, "replaced X by")  INFERRED      0.6   (edge flipped to the text's)
+both ends on another line than the cited one   INFERRED      0.7   (line corrected)
+one end on the line, other is the note subject
+or on one of the 3 lines before (a pronoun)    INFERRED      0.5
+negated on the line ("not", "no longer", …)    AMBIGUOUS     0.2
+ends not found                                 AMBIGUOUS     0.3
+=============================================  ============  =====
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from vault_kg.model import AMBIGUOUS, EXTRACTED, INFERRED
+
+from .entities import canonical_name, find_mention, match_key, surface_forms
+
+SYMMETRIC = frozenset({"integrates_with"})
+PRONOUN_WINDOW = 3
+
+_CLAUSE_BREAK = re.compile(r"[.;!?]\s|\s(?:but|however|whereas|while|although|though)\s|,\s+and\s|,\s+(?=not\s)|\s[-–—]+\s")
+_NEGATORS = re.compile(
+    r"\b(?:not|never|no longer|no more|stopped|stop|avoid|avoids|avoided|without|neither|nor|"
+    r"dropped|removed|retired|deprecated|decommissioned|cannot|won t|don t|doesn t|didn t|isn t|"
+    r"aren t|wasn t|weren t|shouldn t|can t)\b"
+)
+_POSITIONAL = re.compile(r"\b(?:instead of|rather than|in favou?r of|moved away from|migrated away from|away from|replacing|replaced)\s+(?:the\s+|our\s+)?$")
+_PASSIVE = re.compile(r"\b(?:\w+(?:ed|en|wn)|run|built|kept|led|made|held|paid|sold|bought|done)\s+by\b")
+_REPLACED_BY = re.compile(r"\b(?:replaced|superseded|succeeded|supplanted)\s+(?:by|with)\b|\bin favou?r of\b|\bmigrat\w*\s+to\b|\bmov\w*\s+to\b|\bswitch\w*\s+to\b")
+_REPLACE_FORWARD = re.compile(r"\b(?:replaces|replaced|replacing|supersedes|superseded|instead of|rather than|over|takes over from|took over from)\b")
+
+
+def _clause(key: str, position: int) -> tuple[int, int]:
+    start, end = 0, len(key)
+    for match in _CLAUSE_BREAK.finditer(key):
+        if match.end() <= position:
+            start = match.end()
+        elif match.start() >= position:
+            end = match.start()
+            break
+    return start, end
+
+
+def _negated(key: str, target_pos: int) -> bool:
+    start, end = _clause(key, target_pos)
+    plain = key.replace("'", " ").replace("’", " ")
+    if _NEGATORS.search(plain[start:end]):
+        return True
+    return bool(_POSITIONAL.search(key[max(start, target_pos - 40) : target_pos]))
+
+
+def _new_side_of_replacement(key: str, first: int, second: int) -> str | None:
+    """For a ``replaces`` edge: is the newer thing the "first" or "second" mention on the line?"""
+    between, before = key[first:second], key[:first]
+    if _REPLACED_BY.search(between):
+        return "second"
+    if re.search(r"\bfrom\s+(?:the\s+)?$", before) and re.search(r"\bto\b", between):
+        return "second"
+    if re.search(r"\b(?:replac\w*|swap\w*)\s+(?:the\s+|our\s+)?$", before) and re.search(r"\b(?:with|by|for)\b", between):
+        return "second"
+    if _REPLACE_FORWARD.search(between):
+        return "first"
+    return None
+
+
+def _judge(rel: dict[str, Any], line: str, ps: int, pt: int) -> tuple[str, float, str, bool]:
+    """(confidence, score, check, flip) for a relation whose both ends are on ``line``."""
+    key = match_key(line)
+    relation = rel["relation"]
+    if relation == "replaces":
+        new_side = _new_side_of_replacement(key, min(ps, pt), max(ps, pt))
+        if new_side is None:
+            return EXTRACTED, 1.0, "both ends on the cited line", False
+        source_is_new = (new_side == "first") == (ps < pt)
+        if source_is_new:
+            return EXTRACTED, 1.0, "both ends on the cited line", False
+        return INFERRED, 0.6, "direction reversed to match the text", True
+    if _negated(key, pt):
+        return AMBIGUOUS, 0.2, "negated on the cited line", False
+    if relation not in SYMMETRIC and ps < pt and _PASSIVE.search(key[ps:pt]):
+        return INFERRED, 0.6, "direction reversed (passive voice)", True
+    return EXTRACTED, 1.0, "both ends on the cited line", False
+
+
+def verify_relation(
+    rel: dict[str, Any],
+    lines: dict[int, str],
+    forms_of: Callable[[str], set[str]],
+    subject_forms: set[str],
+) -> dict[str, Any]:
+    """A copy of ``rel`` with ``confidence``, ``score``, ``check`` (and maybe a corrected line or
+    direction). ``lines`` maps file line numbers to the raw prose lines of the note."""
+    out = dict(rel)
+    s_forms, t_forms = forms_of(rel["source"]), forms_of(rel["target"])
+    cited = rel.get("line")
+    text = lines.get(cited) if isinstance(cited, int) else None
+    ps = find_mention(s_forms, text) if text else None
+    pt = find_mention(t_forms, text) if text else None
+
+    def verdict(confidence: str, score: float, check: str, flip: bool = False, line: int | None = cited) -> dict[str, Any]:
+        out.update(confidence=confidence, score=score, check=check, line=line)
+        if flip:
+            out["source"], out["target"] = rel["target"], rel["source"]
+        return out
+
+    if ps is not None and pt is not None:
+        return verdict(*_judge(rel, text or "", ps, pt))
+    if text is not None and (ps is not None or pt is not None):
+        missing = t_forms if ps is not None else s_forms
+        present_pos = ps if ps is not None else pt
+        window = [lines[n] for n in range(cited - PRONOUN_WINDOW, cited) if n in lines]
+        if missing & subject_forms or any(find_mention(missing, w) is not None for w in window):
+            if _negated(match_key(text), present_pos or 0):
+                return verdict(AMBIGUOUS, 0.2, "negated on the cited line")
+            return verdict(INFERRED, 0.5, "one end on the line, the other is the subject or nearby")
+    for number in sorted(lines):
+        line = lines[number]
+        ls, lt = find_mention(s_forms, line), find_mention(t_forms, line)
+        if ls is not None and lt is not None:
+            confidence, score, check, flip = _judge(rel, line, ls, lt)
+            if confidence == EXTRACTED:
+                return verdict(INFERRED, 0.7, "both ends on another line than cited", line=number)
+            return verdict(confidence, score, check + " (line corrected)", flip, line=number)
+    return verdict(AMBIGUOUS, 0.3, "ends not found on the cited line")
+
+
+def verify_entity(entity: dict[str, Any], lines: dict[int, str], forms: set[str]) -> dict[str, Any]:
+    """Locate the entity's first mention; an entity the text never names is AMBIGUOUS."""
+    out = dict(entity)
+    for number in sorted(lines):
+        if find_mention(forms, lines[number]) is not None:
+            out.update(line=number, confidence=EXTRACTED, score=1.0)
+            return out
+    out.update(line=None, confidence=AMBIGUOUS, score=0.3)
+    return out
+
+
+def verify_extraction(
+    entities: list[dict[str, Any]],
+    relations: list[dict[str, Any]],
+    lines: dict[int, str],
+    aliases: dict[str, Iterable[str]],
+    subject_names: Iterable[str],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Verify a whole note's entities and relations. ``aliases`` maps canonical names to extra
+    spellings (note aliases); ``subject_names`` are the note's own title and aliases."""
+
+    def forms_of(name: str) -> set[str]:
+        return surface_forms(name, aliases.get(canonical_name(name), ()))
+
+    subject: set[str] = set()
+    for name in subject_names:
+        subject |= forms_of(name)
+    checked_entities = [verify_entity(e, lines, forms_of(e["name"])) for e in entities]
+    best: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for rel in relations:
+        checked = verify_relation(rel, lines, forms_of, subject)
+        ident = (canonical_name(checked["source"]), checked["relation"], canonical_name(checked["target"]))
+        if ident not in best or checked["score"] > best[ident]["score"]:
+            best[ident] = checked
+    return checked_entities, list(best.values())

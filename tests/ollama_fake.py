@@ -1,0 +1,336 @@
+"""A loopback server that speaks the Ollama HTTP API, for tests of the real ``ollama`` client.
+
+Test fixture only: the product never imports it. It follows Ollama's wire format and error shapes
+(as documented and as ``shared/tools/ollama-compat`` reproduces them): ``/api/version``,
+``/api/tags``, ``/api/show`` (``model_info``, ``details``), ``/api/chat`` streaming (NDJSON,
+chunked) and not, ``done_reason``, token counts and durations, ``{"error": ...}`` bodies with
+404/400/500/503, an error line mid-stream, a hang, and a dropped connection.
+
+Answers come from fixture files in ``tests/fixtures/llm/*.json``: ``{"match": "<text in the note>"``
+(or a list of such markers, one per chunk of a long note),
+``"answer": {...}}`` (or ``"content"`` for a raw string). With ``"per_chunk": true`` only the items
+whose cited line / name appears in the request's chunk are returned, as a good model would.
+``"loops_above_lines": N`` makes the model loop (repeat an entity until ``num_predict``) whenever
+the chunk has more than N lines. Faults are injected per test with :meth:`FakeOllama.inject`.
+
+Tokens are counted as ``ceil(chars / chars_per_token)``; a prompt over ``num_ctx`` is truncated the
+way Ollama does (``prompt_eval_count`` reports about half the window), and output over
+``num_predict`` is cut with ``done_reason: "length"``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import threading
+import time
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).parent / "fixtures" / "llm"
+DEFAULT_MODEL = "qwen2.5:7b-instruct"
+DIGEST_A = "sha256:" + "a" * 64
+DIGEST_B = "sha256:" + "b" * 64
+
+FAULTS = {
+    "404", "400", "500", "503", "hang", "midstream", "length", "badschema", "badjson", "drop",
+}
+_NOTE_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
+
+
+def closed_port_url() -> str:
+    """A loopback URL on which nothing listens (connection refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class FakeOllama:
+    """Start with ``with FakeOllama() as fake:``; point the client at ``fake.url``."""
+
+    def __init__(self, fixtures_dir: Path = FIXTURES, models: dict[str, str] | None = None) -> None:
+        self.fixtures = [json.loads(p.read_text()) for p in sorted(Path(fixtures_dir).glob("*.json"))]
+        self.models: dict[str, str] = dict(models or {DEFAULT_MODEL: DIGEST_A})
+        self.context_length = 32768
+        self.chars_per_token = 4.0
+        self.hang_s = 10.0
+        self.faults: list[str] = []
+        self.always: str | None = None
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # lifecycle -------------------------------------------------------------------------------
+    def __enter__(self) -> FakeOllama:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    # test controls ---------------------------------------------------------------------------
+    def inject(self, fault: str, times: int = 1) -> None:
+        """Make the next ``times`` chat requests fail with ``fault`` (see FAULTS)."""
+        assert fault in FAULTS, fault
+        with self._lock:
+            self.faults.extend([fault] * times)
+
+    @property
+    def chat_calls(self) -> int:
+        return len(self.requests)
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            if self.faults:
+                return self.faults.pop(0)
+        return self.always
+
+    def _resolve(self, name: str) -> str | None:
+        def norm(n: str) -> str:
+            n = n.casefold()
+            return n if ":" in n else n + ":latest"
+
+        return next((m for m in self.models if norm(m) == norm(name or "")), None)
+
+    # the model -------------------------------------------------------------------------------
+    def answer_for(self, user: str) -> str:
+        lines = {int(n): text for n, text in _NOTE_LINE.findall(user)}
+        for fixture in self.fixtures:
+            markers = fixture["match"] if isinstance(fixture["match"], list) else [fixture["match"]]
+            if not any(marker in user for marker in markers):
+                continue
+            limit = fixture.get("loops_above_lines")
+            if limit is not None and len(lines) > limit:
+                first = (fixture.get("answer") or {}).get("entities", [{"name": "loop", "type": "concept"}])[0]
+                return '{"entities": [' + ", ".join([json.dumps(first)] * 400)
+            if "content" in fixture:
+                return fixture["content"]
+            answer = fixture["answer"]
+            if fixture.get("per_chunk"):
+                text = "\n".join(lines.values()).casefold()
+                answer = {
+                    "entities": [e for e in answer["entities"] if e["name"].casefold() in text],
+                    "relations": [r for r in answer["relations"] if r["line"] in lines],
+                }
+            return json.dumps(answer)
+        return json.dumps({"entities": [], "relations": []})
+
+    def tokens(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOllama
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        return
+
+    def _json(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str) -> None:
+        self._json(status, {"error": message})
+
+    def _body(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not raw:
+            self._error(400, "missing request body")
+            return None
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self._error(400, str(exc))
+            return None
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+        fake = self.fake
+        fake.paths.append(self.path)
+        if self.path == "/api/version":
+            self._json(200, {"version": "0.33.0"})
+        elif self.path == "/api/tags":
+            self._json(200, {"models": [self._tag(name, digest) for name, digest in fake.models.items()]})
+        elif self.path == "/":
+            data = b"Ollama is running"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        else:
+            self._error(404, "404 page not found")
+
+    def _tag(self, name: str, digest: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "model": name,
+            "modified_at": "2026-01-01T00:00:00Z",
+            "size": 4_683_087_332,
+            "digest": digest.removeprefix("sha256:"),
+            "details": self._details(),
+        }
+
+    @staticmethod
+    def _details() -> dict[str, Any]:
+        return {
+            "parent_model": "",
+            "format": "gguf",
+            "family": "qwen2",
+            "families": ["qwen2"],
+            "parameter_size": "7.6B",
+            "quantization_level": "Q4_K_M",
+        }
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server API)
+        fake = self.fake
+        fake.paths.append(self.path)
+        body = self._body()
+        if body is None:
+            return
+        if self.path == "/api/show":
+            name = fake._resolve(body.get("model") or body.get("name") or "")
+            if name is None:
+                self._error(404, f"model '{body.get('model')}' not found")
+                return
+            self._json(200, {
+                "modelfile": f"FROM {name}",
+                "parameters": "",
+                "template": "{{ .Prompt }}",
+                "details": self._details(),
+                "model_info": {
+                    "general.architecture": "qwen2",
+                    "general.parameter_count": 7_615_616_512,
+                    "qwen2.context_length": fake.context_length,
+                },
+                "capabilities": ["completion"],
+                "modified_at": "2026-01-01T00:00:00Z",
+            })
+        elif self.path == "/api/chat":
+            self._chat(body)
+        else:
+            self._error(404, "404 page not found")
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        fake = self.fake
+        if not body.get("model"):
+            self._error(400, "model is required")
+            return
+        fmt = body.get("format")
+        if fmt not in (None, "", "json") and not isinstance(fmt, dict):
+            self._error(400, f'invalid format: {json.dumps(fmt)}; expected "json" or a valid JSON Schema object')
+            return
+        if body.get("think") not in (None, False):
+            self._error(400, f'"{body["model"]}" does not support thinking')
+            return
+        name = fake._resolve(body["model"])
+        if name is None:
+            self._error(404, f"model '{body['model']}' not found")
+            return
+        fake.requests.append(body)
+        fault = fake._next_fault()
+        stream = body.get("stream", True)
+        if fault == "404":
+            self._error(404, f"model '{body['model']}' not found")
+            return
+        if fault == "400":
+            self._error(400, 'option "num_ctx" must be of type integer')
+            return
+        if fault == "500":
+            self._error(500, "llama runner process has terminated: exit status 2")
+            return
+        if fault == "503":
+            self._error(503, "server busy, please try again.  maximum pending requests exceeded")
+            return
+        if fault == "hang":
+            fake._stop.wait(fake.hang_s)
+            self.close_connection = True
+            return
+        if fault == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if fault == "midstream" and not stream:
+            self._error(500, "an error was encountered while running the model: unexpected EOF")
+            return
+
+        messages = body.get("messages") or []
+        options = body.get("options") or {}
+        user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+        prompt_tokens = sum(fake.tokens(m.get("content", "")) + 4 for m in messages)
+        num_ctx = int(options.get("num_ctx") or 4096)
+        if prompt_tokens >= num_ctx:
+            prompt_tokens = num_ctx // 2
+        content = fake.answer_for(user)
+        if fault == "badschema":
+            content = json.dumps({"entities": "none", "relations": [{"from": "a"}]})
+        if fault == "badjson":
+            content = "Sure! Here are the entities: Acme, Semrush."
+        num_predict = int(options.get("num_predict") or -1)
+        done_reason = "stop"
+        if fault == "length":
+            content, done_reason = content[: max(1, len(content) // 2)], "length"
+        room = min(num_predict if num_predict > 0 else 10**9, num_ctx - prompt_tokens)
+        if fake.tokens(content) > room:
+            content, done_reason = content[: int(room * fake.chars_per_token)], "length"
+        eval_count = fake.tokens(content) + 1
+        final = {
+            "model": body["model"],
+            "created_at": _now(),
+            "done": True,
+            "done_reason": done_reason,
+            "total_duration": 1_500_000_000,
+            "load_duration": 10_000_000,
+            "prompt_eval_count": prompt_tokens,
+            "prompt_eval_duration": 200_000_000,
+            "eval_count": eval_count,
+            "eval_duration": int(eval_count / 20 * 1e9),
+        }
+        if not stream:
+            self._json(200, {**final, "message": {"role": "assistant", "content": content}})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
+        for index, piece in enumerate(pieces):
+            if fault == "midstream" and index == 1:
+                self._chunk({"error": "an error was encountered while running the model: unexpected EOF"})
+                break
+            self._chunk({"model": body["model"], "created_at": _now(), "message": {"role": "assistant", "content": piece}, "done": False})
+            time.sleep(0)
+        else:
+            self._chunk({**final, "message": {"role": "assistant", "content": ""}})
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _chunk(self, obj: dict[str, Any]) -> None:
+        data = json.dumps(obj).encode() + b"\n"
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -1,0 +1,83 @@
+"""Post-call verification: what the text says decides the confidence, not the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from extract.verify import verify_extraction
+from vault_kg.model import AMBIGUOUS, EXTRACTED, INFERRED
+
+
+def _check(lines: dict[int, str], source: str, relation: str, target: str, line: int, **kw) -> dict:
+    _, rels = verify_extraction([], [{"source": source, "relation": relation, "target": target, "line": line}], lines, kw.get("aliases", {}), kw.get("subject", []))
+    return rels[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "source", "relation", "target", "confidence"),
+    [
+        ("payments-api depends on Postgres.", "payments-api", "depends_on", "Postgres", EXTRACTED),
+        ("We do NOT use Redis in payments-api.", "payments-api", "uses", "Redis", AMBIGUOUS),
+        ("payments-api no longer uses Redis.", "payments-api", "uses", "Redis", AMBIGUOUS),
+        ("Initech uses Ahrefs instead of Semrush.", "Initech", "uses", "Semrush", AMBIGUOUS),
+        ("Initech uses Ahrefs instead of Semrush.", "Initech", "uses", "Ahrefs", EXTRACTED),
+        ("payments-api does not use Redis but uses Kafka.", "payments-api", "uses", "Kafka", EXTRACTED),
+        ("The Platform team owns payments-api, not billing-worker.", "Platform team", "owns", "billing-worker", AMBIGUOUS),
+        ("The Platform team owns payments-api, not billing-worker.", "Platform team", "owns", "payments-api", EXTRACTED),
+        ("OpenSearch replaced Elasticsearch.", "OpenSearch", "replaces", "Elasticsearch", EXTRACTED),
+        ("We replaced Magento with Shopify.", "Shopify", "replaces", "Magento", EXTRACTED),
+        ("Integrations talk to the payments_api and Kafka.", "payments-api", "integrates_with", "Kafka", EXTRACTED),
+    ],
+)
+def test_cited_line(text: str, source: str, relation: str, target: str, confidence: str) -> None:
+    assert _check({3: text}, source, relation, target, 3)["confidence"] == confidence
+
+
+@pytest.mark.parametrize(
+    ("text", "source", "target", "expected_source"),
+    [
+        ("Elasticsearch was replaced by OpenSearch.", "Elasticsearch", "OpenSearch", "OpenSearch"),
+        ("We replaced Magento with Shopify.", "Magento", "Shopify", "Shopify"),
+        ("We migrated from MySQL to BigQuery.", "MySQL", "BigQuery", "BigQuery"),
+    ],
+)
+def test_replacement_direction_is_corrected(text: str, source: str, target: str, expected_source: str) -> None:
+    rel = _check({1: text}, source, "replaces", target, 1)
+    assert rel["source"] == expected_source and rel["confidence"] == INFERRED and rel["score"] == 0.6
+
+
+def test_passive_voice_flips_the_edge() -> None:
+    rel = _check({1: "payments-api is owned by the Platform team."}, "payments-api", "owns", "Platform team", 1)
+    assert (rel["source"], rel["target"], rel["confidence"]) == ("Platform team", "payments-api", INFERRED)
+    rel = _check({1: "Semrush is used by the SEO team."}, "SEO team", "uses", "Semrush", 1)
+    assert rel["confidence"] == EXTRACTED and rel["source"] == "SEO team"
+
+
+def test_pronoun_and_subject_give_inferred() -> None:
+    lines = {5: "It depends on Postgres.", 7: "Maria Chen joined in May.", 8: "She works on Acme Corp."}
+    rel = _check(lines, "payments-api", "depends_on", "Postgres", 5, subject=["payments-api"])
+    assert rel["confidence"] == INFERRED and rel["score"] == 0.5
+    assert _check(lines, "Maria Chen", "works_on", "Acme Corp", 8)["confidence"] == INFERRED
+
+
+def test_wrong_line_is_corrected_and_missing_ends_are_ambiguous() -> None:
+    lines = {1: "Intro.", 2: "Acme uses Webflow."}
+    rel = _check(lines, "Acme", "uses", "Webflow", 1)
+    assert (rel["confidence"], rel["line"], rel["score"]) == (INFERRED, 2, 0.7)
+    ghost = _check(lines, "Acme", "uses", "Drupal", 2)
+    assert ghost["confidence"] == AMBIGUOUS and ghost["score"] == 0.3
+
+
+def test_alias_counts_as_a_mention() -> None:
+    rel = _check({1: "Data Studio reads BigQuery."}, "Looker Studio", "uses", "BigQuery", 1, aliases={"looker-studio": ["Data Studio"]})
+    assert rel["confidence"] == EXTRACTED
+
+
+def test_similar_names_are_not_mentions_of_each_other() -> None:
+    rel = _check({1: "payments-worker uses Redis."}, "payments-api", "uses", "Redis", 1)
+    assert rel["confidence"] != EXTRACTED
+
+
+def test_entities_not_in_the_text_are_ambiguous() -> None:
+    entities, _ = verify_extraction([{"name": "Kafka", "type": "tool"}, {"name": "Pulsar", "type": "tool"}], [], {4: "We use Kafka."}, {}, [])
+    assert [(e["name"], e["confidence"], e["line"]) for e in entities] == [("Kafka", EXTRACTED, 4), ("Pulsar", AMBIGUOUS, None)]
