@@ -19,6 +19,7 @@ import tree_sitter as ts
 
 from extract import code_resolve, code_scan
 from extract.anchors import BLOCK_CLOSE, BLOCK_OPEN, normalized_hash, splice
+from extract.redaction import redact_extraction
 from extract.languages import (
     CLASS_LIKE,
     MODULE_SEGMENTS,
@@ -561,7 +562,7 @@ def extract_file(relpath: str, data: bytes) -> Extraction:
     except UnicodeDecodeError as exc:
         return _file_only(relpath, data, lang.name, f"{relpath}: not UTF-8 (byte {exc.start}); re-save it as UTF-8 or add it to .kgignore")
     try:
-        return _FileExtractor(relpath, data, lang).run()
+        return redact_extraction(_FileExtractor(relpath, data, lang).run())
     except Exception as exc:  # a grammar or extractor bug must not stop the scope
         return _file_only(relpath, data, lang.name, f"{relpath}: extractor failed ({type(exc).__name__}: {exc}); please report it")
 

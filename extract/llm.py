@@ -288,15 +288,31 @@ def split_chunk(chunk: Chunk) -> tuple[Chunk, Chunk]:
     return Chunk(lines[:cut]), Chunk(lines[cut:])
 
 
+_DELIMITER = re.compile(r"<\s*/?\s*note\b[^>]*>", re.IGNORECASE)
+
+
+def inert(text: str) -> str:
+    """Note text that cannot close or reopen the `<note>` delimiters, in any spelling."""
+    return _DELIMITER.sub(lambda m: m.group(0).replace("<", "&lt;"), text)
+
+
+def _one_line(text: str) -> str:
+    return inert(" ".join(text.split()))
+
+
 def build_prompt(title: str, chunk: Chunk, known_names: list[str]) -> str:
-    """The user message: known names that occur in this chunk, the title, the delimited note."""
-    body = "\n".join(f"{n}: {t.replace('</note>', '</ note>')}" for n, t in chunk.lines)
+    """The user message: known names that occur in this chunk, the title, the delimited note.
+
+    Everything that comes from the vault (title, known names, lines) is made inert: a note that
+    writes `</NOTE>` or a file name with a newline cannot step outside the untrusted block.
+    """
+    body = "\n".join(f"{n}: {inert(t)}" for n, t in chunk.lines)
     lowered = body.casefold()
-    known = sorted({k for k in known_names if k and k.casefold() in lowered}, key=str.casefold)[:40]
+    known = sorted({_one_line(k) for k in known_names if k and k.casefold() in lowered}, key=str.casefold)[:40]
     parts = []
     if known:
         parts.append("KNOWN NAMES: " + "; ".join(known))
-    parts.append(f"NOTE TITLE: {title}")
+    parts.append(f"NOTE TITLE: {_one_line(title)}")
     parts.append(f"<note>\n{body}\n</note>")
     return "\n".join(parts)
 
@@ -605,15 +621,23 @@ def _looping(answer: _Answer) -> bool:
     return False
 
 
+_SCHEMA_WORDS = frozenset(canonical_name(w) for w in (*ENTITY_TYPES, *RELATIONS))
+
+
+def _not_a_name(name: str) -> bool:
+    """Pronouns and schema words echoed back as names ("it", "organization", "tool")."""
+    return is_pronoun(name) or canonical_name(name) in _SCHEMA_WORDS
+
+
 def _clean_answer(answer: _Answer, chunk: Chunk) -> dict[str, list[dict[str, Any]]]:
     """Drop pronoun entities and self-relations, add entities the relations name, keep cited lines
     only when they are in the chunk (otherwise verification looks for the right line)."""
     lines = {n for n, _ in chunk.lines}
-    entities = [{"name": e.name, "type": e.type} for e in answer.entities if not is_pronoun(e.name)]
+    entities = [{"name": e.name, "type": e.type} for e in answer.entities if not _not_a_name(e.name)]
     known = {canonical_name(e["name"]) for e in entities}
     relations: list[dict[str, Any]] = []
     for rel in answer.relations:
-        if is_pronoun(rel.source) or is_pronoun(rel.target):
+        if _not_a_name(rel.source) or _not_a_name(rel.target):
             continue
         if canonical_name(rel.source) == canonical_name(rel.target):
             continue

@@ -111,14 +111,13 @@ class _Progress:
 
 def post_assembly(ctx: Any) -> None:
     """Entity nodes and edges from every stored answer; pending notes flagged."""
-    from .entities import build_title_index, likely_duplicates, llm_graph
-
     if ctx.scope.kind != "vault":
         return
     exts = ctx.extractions
     answered = [rel for rel in sorted(exts) if exts[rel].meta.get("llm")]
     if not answered:
         return
+    from .entities import build_title_index, likely_duplicates, llm_graph
     titles = {m.note_id(rel): [ext.meta.get("title", "")] + list(ext.meta.get("aliases", [])) for rel, ext in exts.items() if not ext.quarantine}
     title_index = build_title_index(titles)
     added: dict[str, dict[str, Any]] = {}

@@ -21,6 +21,7 @@ from vault_kg import model as m
 from vault_kg.adapter import Resolution, SourceSkip
 
 from .links import Link, normalize_tag, scan_markdown
+from .redaction import redact_extraction
 
 MAX_NOTE_BYTES = int(os.environ.get("KG_MAX_NOTE_BYTES", str(5 * 1024 * 1024)))
 MAX_FRONTMATTER_CHARS = 64 * 1024
@@ -260,7 +261,7 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
 
     refs = [_link_ref(nid, relpath, link) for link in scan.links]
     search = " \n".join([title, " ".join(aliases), summary, " ".join(all_tags), " ".join(h.text for h in scan.headings), "\n".join(scan.prose)])
-    return m.Extraction(
+    return redact_extraction(m.Extraction(
         source=relpath,
         hash=digest,
         nodes=nodes,
@@ -279,7 +280,7 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
             "blocks": scan.blocks,
             "size": len(data),
         },
-    )
+    ))
 
 
 def _link_ref(nid: str, relpath: str, link: Link) -> m.Ref:
@@ -382,7 +383,7 @@ def resolve_vault_incremental(
         refs = extractions[rel].refs
         cached = per_source.get(rel)
         if cached is None or rel in previous or any(ref_key(r) in affected for r in refs):
-            cached = [_resolve_ref(ref, index) for ref in refs]
+            cached = _link_source(rel, refs, index)
             recomputed[rel] = cached
             per_source[rel] = cached
     for rel in list(per_source):
@@ -390,10 +391,47 @@ def resolve_vault_incremental(
             del per_source[rel]
     res = Resolution()
     for rel in sorted(extractions):
-        for ref, outcome in zip(extractions[rel].refs, per_source[rel]):
-            _apply(ref, rel, outcome, extractions, res)
+        cached = per_source[rel]
+        res.edges.extend(cached["edges"])
+        for uid, label in cached["unresolved"]:
+            node = res.nodes.get(uid)
+            if node is None:
+                res.nodes[uid] = {"kind": m.UNRESOLVED, "label": label, "source": rel, "referrers": [rel], "status": m.LIVE}
+            elif node["referrers"][-1] != rel:
+                node["referrers"].append(rel)
+        for sid, target_path, text, line in cached["sections"]:
+            if sid not in res.nodes:
+                title = extractions[target_path].meta.get("title", target_path)
+                res.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {text}", "source": target_path, "line": line, "status": m.LIVE}
+                res.edges.append(m.edge(m.note_id(target_path), sid, m.HAS_SECTION, target_path, line))
     _add_tag_parents(extractions, res)
     return res, recomputed
+
+
+def _link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, list[Any]]:
+    """One note's links resolved: its edges, the dangling targets and the sections it points at."""
+    edges: list[dict[str, Any]] = []
+    unresolved: list[tuple[str, str]] = []
+    sections: list[tuple[str, str, str, int]] = []
+    for ref in refs:
+        target_path, count, heading_text, heading_line = _resolve_ref(ref, index)
+        extra = {k: v for k, v in ref.attrs.items() if k in {"heading", "block", "label"}}
+        if target_path is None:
+            uid = m.unresolved_id(ref_key(ref).strip())
+            unresolved.append((uid, _strip_md(ref.target).strip()))
+            edges.append(m.edge(ref.source, uid, ref.relation, owner, ref.line, **extra))
+            continue
+        confidence = m.AMBIGUOUS if count > 1 else m.EXTRACTED
+        if count > 1:
+            extra["candidates"] = count
+        target = m.note_id(target_path)
+        if ref.attrs.get("heading") and heading_text is None:
+            extra["unresolved_heading"] = ref.attrs["heading"]
+        if heading_text is not None:
+            target = m.section_id(target_path, heading_text)
+            sections.append((target, target_path, heading_text, heading_line))
+        edges.append(m.edge(ref.source, target, ref.relation, owner, ref.line, confidence=confidence, **extra))
+    return {"edges": edges, "unresolved": unresolved, "sections": sections}
 
 
 def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | None, int | None]:
@@ -409,36 +447,6 @@ def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | N
             if text.lower() == wanted:
                 return target, len(candidates), text, line
     return target, len(candidates), None, None
-
-
-def _apply(
-    ref: m.Ref, owner: str, outcome: tuple[str | None, int, str | None, int | None], extractions: dict[str, m.Extraction], res: Resolution
-) -> None:
-    target_path, count, heading_text, heading_line = outcome
-    extra = {k: v for k, v in ref.attrs.items() if k in {"heading", "block", "label"}}
-    if target_path is None:
-        uid = m.unresolved_id(ref_key(ref).strip())
-        node = res.nodes.get(uid)
-        if node is None:
-            res.nodes[uid] = {"kind": m.UNRESOLVED, "label": _strip_md(ref.target).strip(), "source": owner, "referrers": [owner], "status": m.LIVE}
-        elif node["referrers"][-1] != owner:
-            node["referrers"].append(owner)
-        res.edges.append(m.edge(ref.source, uid, ref.relation, owner, ref.line, **extra))
-        return
-    confidence = m.AMBIGUOUS if count > 1 else m.EXTRACTED
-    if count > 1:
-        extra["candidates"] = count
-    target = m.note_id(target_path)
-    if ref.attrs.get("heading") and heading_text is None:
-        extra["unresolved_heading"] = ref.attrs["heading"]
-    if heading_text is not None:
-        sid = m.section_id(target_path, heading_text)
-        if sid not in res.nodes:
-            title = extractions[target_path].meta.get("title", target_path)
-            res.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {heading_text}", "source": target_path, "line": heading_line, "status": m.LIVE}
-            res.edges.append(m.edge(target, sid, m.HAS_SECTION, target_path, heading_line))
-        target = sid
-    res.edges.append(m.edge(ref.source, target, ref.relation, owner, ref.line, confidence=confidence, **extra))
 
 
 def _add_tag_parents(extractions: dict[str, m.Extraction], res: Resolution) -> None:

@@ -31,6 +31,7 @@ from .entities import canonical_name, find_mention, match_key, surface_forms
 
 SYMMETRIC = frozenset({"integrates_with"})
 PRONOUN_WINDOW = 3
+_PRONOUN = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|we|our|us|this|that)\b")
 
 _CLAUSE_BREAK = re.compile(r"[.;!?]\s|\s(?:but|however|whereas|while|although|though)\s|,\s+and\s|,\s+(?=not\s)|\s[-–—]+\s")
 _NEGATORS = re.compile(
@@ -119,7 +120,7 @@ def verify_relation(
 
     if ps is not None and pt is not None:
         return verdict(*_judge(rel, text or "", ps, pt))
-    if text is not None and (ps is not None or pt is not None):
+    if text is not None and (ps is not None or pt is not None) and _PRONOUN.search(match_key(text)):
         missing = t_forms if ps is not None else s_forms
         present_pos = ps if ps is not None else pt
         window = [lines[n] for n in range(cited - PRONOUN_WINDOW, cited) if n in lines]

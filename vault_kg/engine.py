@@ -53,6 +53,9 @@ class PassContext:
 
     def replace_extraction(self, rel: str, extraction: m.Extraction) -> None:
         """For `enrich` passes: swap in an enriched extraction, persist it, and mark it changed."""
+        from extract.redaction import redact_extraction
+
+        extraction = redact_extraction(extraction)  # model output may repeat a secret from the note
         self.extractions[rel] = extraction
         self.cache.put_extraction(rel, extraction)
         if rel not in self.changed:
@@ -175,6 +178,8 @@ def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress
     store.ensure_out(scope.out)
     result = RunResult(scope.name, scope.kind)
     with store.scope_lock(layout):
+        store.sweep_temp(layout.out, ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore"))
+        store.sweep_temp(layout.cache, ("anchors.json",))
         cache = ScopeCache(layout.cache_db)
         if cache.recreated:
             result.notices.append(f"{layout.cache_db}: cache unreadable or from another version; rebuilding from the files")
@@ -531,8 +536,12 @@ def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -
         result.extra["html"] = "rendering in the background"
         render_later(layout.out)
         return
-    if store.write_if_changed(layout.html, render_html(data).encode()):
-        result.written.append(str(layout.html))
+    from filelock import FileLock
+
+    with FileLock(str(layout.out / ".html.lock"), timeout=600):
+        store.sweep_temp(layout.out, ("graph.html",))
+        if store.write_if_changed(layout.html, render_html(data).encode()):
+            result.written.append(str(layout.html))
 
 
 def _count_by(items: Any, key: str) -> dict[str, int]:

@@ -22,9 +22,10 @@ def render_now(out: Path) -> bool:
 
     from graph_out.html import render_html
 
-    from .store import load_json, write_if_changed
+    from .store import load_json, sweep_temp, write_if_changed
 
     with FileLock(str(out / ".html.lock"), timeout=600):
+        sweep_temp(out, ("graph.html",))
         data = load_json(out / "graph.json")
         return write_if_changed(out / "graph.html", render_html(data).encode("utf-8"))
 

@@ -14,6 +14,7 @@ from . import search, store
 from .errors import KgError
 from .graphview import GraphView, load_view
 from .scopes import Scope
+from .secrets import redact
 
 HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}
 HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
@@ -59,7 +60,7 @@ def snippet(scope: Scope, node: dict[str, Any], terms: list[str]) -> tuple[int |
             best, best_score = number, score
     if best is None:
         return start, ""
-    text = " ".join(lines[best - 1].split())
+    text = redact(" ".join(lines[best - 1].split()))  # the file itself may hold a secret
     return best, text[:SNIPPET_CHARS] + ("…" if len(text) > SNIPPET_CHARS else "")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 
@@ -18,10 +19,31 @@ class _Rule:
     kind: str
     pattern: re.Pattern[str]
     group: int = 0  # the group that holds the secret itself (0: the whole match)
+    hints: tuple[str, ...] = ()  # lowercase substrings every match contains (empty: always run)
 
 
 def _rule(kind: str, regex: str, group: int = 0, flags: int = 0) -> _Rule:
-    return _Rule(kind, re.compile(regex, flags), group)
+    return _Rule(kind, re.compile(regex, flags), group, _HINTS.get(kind, ()))
+
+
+# A substring test is far cheaper than a regex led by `\b`; rules whose hints are absent are skipped.
+_HINTS: dict[str, tuple[str, ...]] = {
+    "private-key": ("-----begin",),
+    "jwt": ("eyj",),
+    "aws-access-key": ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa"),
+    "aws-secret-key": ("secret",),
+    "gcp-api-key": ("aiza",),
+    "gcp-oauth-token": ("ya29.",),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": ("glpat-", "gldt-", "glptt-", "glrt-"),
+    "slack-token": ("xox",),
+    "slack-webhook": ("hooks.slack.com",),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "stripe-key": ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+    "url-password": ("://",),
+    "bearer-token": ("authorization",),
+}
 
 
 _NOT_REDACTED = r"(?!\[REDACTED)"
@@ -65,6 +87,12 @@ _RULES: tuple[_Rule, ...] = (
         group=1,
     ),
     _rule(
+        "env-secret",  # the same, pasted mid-line: `… key DATABASE_PASSWORD=hunter2 …` (uppercase names only)
+        r"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)"
+        r"[A-Z0-9_]*=(" + _NOT_REDACTED + r"[^\s\"'$<{][^\s\"']{5,})",
+        group=1,
+    ),
+    _rule(
         "env-secret",
         r"(?m)^[ \t]*[a-z0-9_.-]*"
         r"(?:password|passwd|passphrase|secret|api_?key|access_?token|auth_?token|private_?key|client_secret)"
@@ -74,10 +102,24 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+# Every rule's match contains one of these: one cheap search skips the rules for clean text,
+# which is nearly all of it (redaction runs on every string a graph extracts).
+_TRIGGER = re.compile(
+    r"-----BEGIN|eyJ|A[KS]IA|ABIA|ACCA|AGPA|AIDA|AROA|AIza|ya29\.|gh[pousr]_|github_pat_|gl(?:pat|dt|ptt|rt)-|xox[abposr]-"
+    r"|sk-|[sr]k_(?:live|test)_|://|auth|secret|token|passw|passphrase|api_?key|access_?key|private_?key|credential",
+    re.IGNORECASE,
+)
+
+
 def _spans(text: str) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, kind) secret spans, in text order."""
+    if not _TRIGGER.search(text):
+        return []
+    lowered = text.lower()
     taken: list[tuple[int, int, str]] = []
     for rule in _RULES:
+        if rule.hints and not any(hint in lowered for hint in rule.hints):
+            continue
         for match in rule.pattern.finditer(text):
             start, end = match.span(rule.group)
             if start == end or any(start < t_end and t_start < end for t_start, t_end, _ in taken):
@@ -104,3 +146,19 @@ def redact(text: str) -> str:
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
+
+
+def redact_data(value: Any) -> Any:
+    """`value` with every string in it (through dicts, lists and tuples) redacted; the rest as is.
+
+    Strings under 8 characters are skipped: no secret shape is that short, and graphs hold many.
+    """
+    if isinstance(value, str):
+        return redact(value) if len(value) >= 8 else value
+    if isinstance(value, dict):
+        return {key: redact_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact_data(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(redact_data(item) for item in value)
+    return value

@@ -87,6 +87,19 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def sweep_temp(folder: Path, names: tuple[str, ...]) -> int:
+    """Remove temp files a killed writer left behind (`.<name>.*.tmp`); call with the lock held."""
+    removed = 0
+    for name in names:
+        for leftover in folder.glob(f".{name}.*.tmp"):
+            try:
+                leftover.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
 def write_if_changed(path: Path, data: bytes) -> bool:
     """Write only when the bytes differ, so a no-op update rewrites nothing."""
     try:

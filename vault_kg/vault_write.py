@@ -8,7 +8,6 @@ contract, and text that looks like a secret is refused rather than written.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path, PurePosixPath
 
 from .errors import KgError
@@ -22,6 +21,10 @@ def safe_relpath(vault: Path, relpath: str) -> Path:
     pure = PurePosixPath(raw)
     if not raw or pure.is_absolute() or raw.startswith("~"):
         raise KgError(f"'{relpath}': give a path relative to the vault, like `notes/Topic.md`")
+    if any(ord(ch) < 32 for ch in raw):
+        raise KgError(f"{relpath!r}: control characters (NUL, newline…) in a note path; refused")
+    if any(len(part.encode("utf-8")) > 255 for part in pure.parts):
+        raise KgError(f"'{relpath[:60]}…': a file or folder name is over 255 bytes; use a shorter name")
     if any(part in ("..", "") for part in pure.parts) or any(part.startswith(".") for part in pure.parts):
         raise KgError(f"'{relpath}': path escapes the vault or enters a hidden folder; refused")
     if pure.parts[0] == "kg-out":
@@ -33,9 +36,9 @@ def safe_relpath(vault: Path, relpath: str) -> Path:
     parent = target.parent
     while not parent.exists() and parent != root:
         parent = parent.parent
-    if not str(parent.resolve()).startswith(str(root)):
+    if not parent.resolve().is_relative_to(root):  # a prefix test let `vault-evil/` pass for `vault/`
         raise KgError(f"'{relpath}': a folder on the way is a symlink out of the vault; refused")
-    if target.is_symlink() or (target.exists() and not str(target.resolve()).startswith(str(root) + os.sep)):
+    if target.is_symlink() or (target.exists() and not target.resolve().is_relative_to(root)):
         raise KgError(f"'{relpath}': is a symlink; kg does not write through links")
     return target
 

@@ -1,0 +1,43 @@
+"""Secrets never enter the graph: every extraction passes through `redact_extraction` on its way out.
+
+graph.json, GRAPH_REPORT.md, brief.json, the full-text index and every query, hook or MCP answer
+are built from extractions, so redacting here (labels, summaries, frontmatter properties,
+headings, docstrings, signatures, link text, search text) covers them all at once. Ids and
+content hashes are left alone: a path or a digest is not a credential, and anchors must still
+match the files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vault_kg import model as m
+from vault_kg.secrets import redact, redact_data
+
+ID_KEYS = frozenset({"source", "target", "owner", "key", "relation", "anchor", "sources", "referrers", "locator"})
+
+
+def _attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v if k in ID_KEYS else redact_data(v)) for k, v in attrs.items()}
+
+
+def redact_extraction(extraction: m.Extraction) -> m.Extraction:
+    """The same extraction with every secret-shaped span in its text replaced by a placeholder.
+
+    Code metadata other than docstrings holds locators that resolution matches against node ids,
+    so only `meta["code"]["docs"]` is redacted there.
+    """
+    extraction.nodes = {nid: _attrs(attrs) for nid, attrs in extraction.nodes.items()}
+    extraction.edges = [_attrs(edge) for edge in extraction.edges]
+    extraction.refs = [m.Ref(ref.source, redact(ref.target), ref.relation, ref.line, _attrs(ref.attrs)) for ref in extraction.refs]
+    meta = dict(extraction.meta)
+    code = meta.pop("code", None)
+    meta = redact_data(meta)
+    if isinstance(code, dict):
+        meta["code"] = {**code, "docs": redact_data(code["docs"])} if "docs" in code else code
+    extraction.meta = meta
+    extraction.text = redact(extraction.text)
+    extraction.warnings = [redact(w) for w in extraction.warnings]
+    if extraction.quarantine:
+        extraction.quarantine = redact(extraction.quarantine)
+    return extraction
