@@ -136,9 +136,9 @@ def test_same_path_twice_is_extracted_once(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ soak
 
 
-@pytest.mark.skipif(SOAK_SECONDS <= 0, reason="soak mode: set KG_SOAK_SECONDS=N to run random sequences for N seconds")
 def test_soak_incremental_equals_from_scratch() -> None:
-    totals = soak(SOAK_SECONDS)
+    """A few seconds of random sequences in CI; KG_SOAK_SECONDS=N runs the long soak."""
+    totals = soak(SOAK_SECONDS or 5)
     print(f"soak: {totals['sequences']} sequences, {totals['steps']} steps, {len(totals['divergences'])} divergences")
     assert not totals["divergences"], "\n".join(totals["divergences"][:10])
 
@@ -146,7 +146,8 @@ def test_soak_incremental_equals_from_scratch() -> None:
 def soak(seconds: float, max_steps: int = 12) -> dict[str, object]:
     """Random sequences until the time is up; every divergence is kept as a replayable line."""
     deadline = time.monotonic() + seconds
-    master = random.Random(int(os.environ.get("KG_SOAK_SEED", str(time.time_ns()))))
+    default_seed = str(time.time_ns()) if SOAK_SECONDS else "7"  # CI draws the same sequences every run
+    master = random.Random(int(os.environ.get("KG_SOAK_SEED", default_seed)))
     sequences = steps = 0
     divergences: list[str] = []
     while time.monotonic() < deadline:
