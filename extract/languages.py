@@ -463,6 +463,22 @@ _JAVA_QUERY = """
 
 _JS_MEMBERS = {"member_expression": ("object", "property")}
 
+def _js_family(name: str, extensions: tuple[str, ...], query: str) -> Language:
+    """TypeScript, TSX and JavaScript share everything but the grammar, extensions and query."""
+    return Language(
+        name=name,
+        grammar=name,
+        extensions=extensions,
+        query=query,
+        import_parser=_js_imports,
+        bases=_js_bases,
+        wrappers=("export_statement",),
+        member_calls=_JS_MEMBERS,
+        self_names=("this",),
+        super_receivers=("super",),
+        builtins=_JS_BUILTINS,
+    )
+
 LANGUAGES: tuple[Language, ...] = (
     Language(
         name="python",
@@ -478,45 +494,9 @@ LANGUAGES: tuple[Language, ...] = (
         super_receivers=("super()",),
         builtins=_PY_BUILTINS,
     ),
-    Language(
-        name="typescript",
-        grammar="typescript",
-        extensions=(".ts", ".mts", ".cts"),
-        query=_TS_QUERY,
-        import_parser=_js_imports,
-        bases=_js_bases,
-        wrappers=("export_statement",),
-        member_calls=_JS_MEMBERS,
-        self_names=("this",),
-        super_receivers=("super",),
-        builtins=_JS_BUILTINS,
-    ),
-    Language(
-        name="tsx",
-        grammar="tsx",
-        extensions=(".tsx",),
-        query=_TS_QUERY,
-        import_parser=_js_imports,
-        bases=_js_bases,
-        wrappers=("export_statement",),
-        member_calls=_JS_MEMBERS,
-        self_names=("this",),
-        super_receivers=("super",),
-        builtins=_JS_BUILTINS,
-    ),
-    Language(
-        name="javascript",
-        grammar="javascript",
-        extensions=(".js", ".jsx", ".mjs", ".cjs"),
-        query=_JS_QUERY,
-        import_parser=_js_imports,
-        bases=_js_bases,
-        wrappers=("export_statement",),
-        member_calls=_JS_MEMBERS,
-        self_names=("this",),
-        super_receivers=("super",),
-        builtins=_JS_BUILTINS,
-    ),
+    _js_family("typescript", (".ts", ".mts", ".cts"), _TS_QUERY),
+    _js_family("tsx", (".tsx",), _TS_QUERY),
+    _js_family("javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS_QUERY),
     Language(
         name="go",
         grammar="go",
