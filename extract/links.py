@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -98,6 +99,28 @@ def mask_code_spans(line: str) -> str:
     return "".join(chars)
 
 
+def line_roles(lines: list[str]) -> Iterator[tuple[int, str, str]]:
+    """Each line with its role: "fence" (an opening or closing marker), "code" (inside) or "text".
+
+    One place that knows CommonMark's rule: a fence closes on a marker of the same character at
+    least as long as the one that opened it.
+    """
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        marker = FENCE_RE.match(line)
+        if fence is not None:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = None
+                yield index, line, "fence"
+            else:
+                yield index, line, "code"
+        elif marker:
+            fence = marker.group(1)
+            yield index, line, "fence"
+        else:
+            yield index, line, "text"
+
+
 def parse_wikilink(inner: str) -> tuple[str, str | None, str | None, str | None]:
     """Split `Note#Heading^block|label` into (note, heading, block, label)."""
     label = None
@@ -122,17 +145,10 @@ def scan_markdown(body: str, first_line: int = 1) -> Scan:
     tags: list[tuple[str, int]] = []
     blocks: list[tuple[str, int]] = []
     prose: list[str] = []
-    fence: str | None = None
-    for offset, line in enumerate(body.split("\n")):
+    for offset, line, role in line_roles(body.split("\n")):
+        if role != "text":
+            continue
         number = first_line + offset
-        marker = FENCE_RE.match(line)
-        if fence is not None:
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = None
-            continue
-        if marker:
-            fence = marker.group(1)
-            continue
         visible = mask_code_spans(line)
         heading = HEADING_RE.match(visible)
         if heading:

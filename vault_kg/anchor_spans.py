@@ -26,7 +26,7 @@ import orjson
 
 from extract.anchors import normalized_hash
 from extract.languages import BY_EXTENSION
-from extract.links import FENCE_RE, HEADING_RE
+from extract.links import HEADING_RE, line_roles
 from vault_kg.model import LOCATOR_SEP
 from vault_kg.store import atomic_write
 
@@ -103,16 +103,9 @@ def markdown_spans(relpath: str, data: bytes) -> dict[str, dict[str, Any]]:
     lines = text.split("\n")
     headings: list[tuple[int, int, str]] = []  # (index, level, text)
     rows: list[tuple[int, str]] = []
-    fence: str | None = None
     in_table = False
-    for i, line in enumerate(lines):
-        marker = FENCE_RE.match(line)
-        if fence is not None:
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = None
-            continue
-        if marker:
-            fence = marker.group(1)
+    for i, line, role in line_roles(lines):
+        if role != "text":
             in_table = False
             continue
         heading = HEADING_RE.match(line)
