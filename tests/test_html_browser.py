@@ -69,7 +69,14 @@ class Page:
         self.page.wait_for_timeout(450)  # the camera flies for 350 ms
 
     def click_node(self, node_id: str) -> None:
-        pos = self.page.evaluate("(id) => window.kgView.screenPos(id)", node_id)
+        """Click a node once the camera has stopped moving (a search animates it)."""
+        pos = None
+        for _ in range(100):
+            first = self.page.evaluate("(id) => window.kgView.screenPos(id)", node_id)
+            self.page.wait_for_timeout(60)
+            pos = self.page.evaluate("(id) => window.kgView.screenPos(id)", node_id)
+            if pos is not None and first == pos:
+                break
         assert pos is not None, f"{node_id} is not drawn"
         self.page.mouse.click(pos["x"], pos["y"])
 
