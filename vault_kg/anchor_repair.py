@@ -287,14 +287,19 @@ def accept(vault: Scope, note: str, cfg: Config | None = None) -> dict[str, Any]
             anchors[i] = {**item, "hash": current}
             accepted.append({"action": "accept", "project": item["project"], "locator": locator, "hash": current, "previous": str(item.get("hash") or "")})
     cache.save()
-    if not accepted:
-        return {"note": rel, "accepted": [], "changed": False}
+    return _commit_anchors(vault, rel, doc, anchors, accepted, "accepted")
+
+
+def _commit_anchors(vault: Scope, rel: str, doc: Any, anchors: list[Any], entries: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """Write the repaired anchors with one history entry each and refresh the graph (or nothing)."""
+    if not entries:
+        return {"note": rel, key: [], "changed": False}
     doc.fm["anchors"] = anchors
-    for entry in accepted:
+    for entry in entries:
         doc.append_history(entry)
     write(vault.root, [doc])
     _refresh(vault, [rel])
-    return {"note": rel, "accepted": accepted, "changed": True}
+    return {"note": rel, key: entries, "changed": True}
 
 
 def _project_files(root: Path, markdown: bool) -> list[str]:
@@ -370,14 +375,7 @@ def reanchor(vault: Scope, note: str, cfg: Config | None = None) -> dict[str, An
         listed = "; ".join(nearby) if nearby else f"none ({path} is gone)"
         raise KgError(f"{rel}: no symbol named `{name}` in project '{item['project']}' (renamed or deleted?); candidates in {path}: {listed}; re-anchor with `kg anchor` or `kg retire` (nothing written)")
     cache.save()
-    if not moves:
-        return {"note": rel, "moved": [], "changed": False}
-    doc.fm["anchors"] = anchors
-    for entry in moves:
-        doc.append_history(entry)
-    write(vault.root, [doc])
-    _refresh(vault, [rel])
-    return {"note": rel, "moved": moves, "changed": True}
+    return _commit_anchors(vault, rel, doc, anchors, moves, "moved")
 
 
 # ------------------------------------------------------------------ kg supersede / kg retire
