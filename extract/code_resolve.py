@@ -55,7 +55,7 @@ class _Scope:
 
     def __init__(self, extractions: dict[str, Extraction]) -> None:
         self.extractions = extractions
-        self.code: dict[str, dict[str, Any]] = {rel: ex.meta.get("code", {}) for rel, ex in extractions.items()}
+        self.code: dict[str, dict[str, Any]] = {rel: ex.hot("code", {}) for rel, ex in extractions.items()}
         self.nodes: dict[str, dict[str, Any]] = {}
         self.children: dict[str, dict[str, str]] = {}
         for rel in sorted(extractions):

@@ -31,7 +31,7 @@ def enrich(ctx: Any) -> None:
         return
     exts = ctx.extractions
     fresh = [rel for rel in ctx.changed if not exts[rel].quarantine]
-    pending = [rel for rel, ext in sorted(exts.items()) if (ext.meta.get("llm") or {}).get("status") == "pending" and rel not in fresh]
+    pending = [rel for rel, ext in sorted(exts.items()) if (ext.hot("llm") or {}).get("status") == "pending" and rel not in fresh]
     targets = fresh + pending
     if not targets:
         return
@@ -42,8 +42,8 @@ def enrich(ctx: Any) -> None:
     problem = extractor.preflight()
     if problem:
         ctx.result.notices.append(f"{problem} — {len(targets)} note(s) marked pending; the deterministic graph is complete")
-    names = sorted({name for ext in exts.values() for name in [ext.meta.get("title", "")] + list(ext.meta.get("aliases", [])) if name})
-    aliases = {ext.meta.get("title", ""): list(ext.meta.get("aliases", [])) for ext in exts.values() if ext.meta.get("aliases")}
+    names = sorted({name for ext in exts.values() for name in [ext.hot("title", "")] + list(ext.hot("aliases", [])) if name})
+    aliases = {ext.hot("title", ""): list(ext.hot("aliases", [])) for ext in exts.values() if ext.hot("aliases")}
     progress = _Progress(len(targets))
     messages = []
     for rel in targets:
@@ -67,7 +67,7 @@ def enrich(ctx: Any) -> None:
         ctx.result.notices.append(f"… and {len(messages) - NOTICE_LIMIT} more notes pending; `kg stats` counts them")
     ctx.result.extra["llm"] = progress.summary()
     if extractor.cache is not None and not ctx.retry:
-        live = [str((e.meta.get("llm") or {}).get("cache_key")) for e in exts.values() if (e.meta.get("llm") or {}).get("cache_key")]
+        live = [str((e.hot("llm") or {}).get("cache_key")) for e in exts.values() if (e.hot("llm") or {}).get("cache_key")]
         extractor.cache.collect(live)
 
 
@@ -114,16 +114,16 @@ def post_assembly(ctx: Any) -> None:
     if ctx.scope.kind != "vault":
         return
     exts = ctx.extractions
-    answered = [rel for rel in sorted(exts) if exts[rel].meta.get("llm")]
+    answered = [rel for rel in sorted(exts) if exts[rel].hot("llm")]
     if not answered:
         return
     from .entities import build_title_index, likely_duplicates, llm_graph
-    titles = {m.note_id(rel): [ext.meta.get("title", "")] + list(ext.meta.get("aliases", [])) for rel, ext in exts.items() if not ext.quarantine}
+    titles = {m.note_id(rel): [ext.hot("title", "")] + list(ext.hot("aliases", [])) for rel, ext in exts.items() if not ext.quarantine}
     title_index = build_title_index(titles)
     added: dict[str, dict[str, Any]] = {}
     raw: dict[str, list[dict[str, Any]]] = {}
     for rel in answered:
-        llm = exts[rel].meta["llm"]
+        llm = exts[rel].hot("llm")
         note = ctx.nodes.get(m.note_id(rel))
         if llm.get("status") != "ok":
             if note is not None and note.get("status") == m.LIVE:

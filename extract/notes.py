@@ -70,6 +70,24 @@ class VaultAdapter:
         sources.sort()
         return sources, skips
 
+    def is_source(self, root: Path, relpath: str) -> bool:
+        """`list_sources`'s rules for one path, without walking the vault (the hook's fast path)."""
+        *folders, name = relpath.split("/")
+        if not name.lower().endswith(".md") or name.startswith("."):
+            return False
+        folder = str(root)
+        for part in folders:
+            if part.startswith(".") or part in SKIP_DIRS or part in ("", "..", "."):
+                return False
+            folder = os.path.join(folder, part)
+            if os.path.islink(folder):
+                return False
+        path = os.path.join(folder, name)
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            return target.startswith(os.path.realpath(root) + os.sep) and os.path.isfile(target)
+        return os.path.isfile(path)
+
     def extract(self, relpath: str, data: bytes) -> m.Extraction:
         return extract_note(relpath, data)
 
@@ -232,7 +250,7 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
             fm_tags.append(tag)
     inline_tags = [tag for tag, _ in scan.tags]
     all_tags = sorted(set(fm_tags) | set(inline_tags))
-    props = {k: json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}}
+    props = {str(k): json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}}
     lines = text.count("\n") + 1
 
     node: dict[str, Any] = {
@@ -312,18 +330,20 @@ class NoteIndex:
     """Obsidian-style lookup: vault path, file name and `aliases`, all case-insensitive."""
 
     def __init__(self, extractions: dict[str, m.Extraction]) -> None:
+        self.extractions = extractions
         self.by_path: dict[str, str] = {}
         self.by_stem: dict[str, list[str]] = {}
         self.by_alias: dict[str, list[str]] = {}
-        self.headings: dict[str, list[list[Any]]] = {}
         for relpath in sorted(extractions):
-            ext = extractions[relpath]
             key = _strip_md(relpath).lower()
             self.by_path[key] = relpath
             self.by_stem.setdefault(posixpath.basename(key), []).append(relpath)
-            for alias in ext.meta.get("aliases", []):
+            for alias in extractions[relpath].hot("aliases", []):
                 self.by_alias.setdefault(alias.lower(), []).append(relpath)
-            self.headings[relpath] = ext.meta.get("headings", [])
+
+    def headings(self, relpath: str) -> list[list[Any]]:
+        """A note's headings, read only for notes that a `[[Note#Heading]]` link points at."""
+        return self.extractions[relpath].meta.get("headings", [])
 
     def lookup(self, target: str, is_path: bool = False) -> list[str]:
         key = _strip_md(target).lower().lstrip("/")
@@ -347,7 +367,7 @@ def answer_keys(ext: m.Extraction) -> set[str]:
     key = _strip_md(ext.source).lower()
     parts = key.split("/")
     keys = {"/".join(parts[i:]) for i in range(len(parts))}
-    keys.update(alias.lower() for alias in ext.meta.get("aliases", []))
+    keys.update(alias.lower() for alias in ext.hot("aliases", []))
     return keys
 
 
@@ -380,10 +400,9 @@ def resolve_vault_incremental(
     index = NoteIndex(extractions)
     recomputed: dict[str, Any] = {}
     for rel in sorted(extractions):
-        refs = extractions[rel].refs
         cached = per_source.get(rel)
-        if cached is None or rel in previous or any(ref_key(r) in affected for r in refs):
-            cached = _link_source(rel, refs, index)
+        if cached is None or rel in previous or not affected.isdisjoint(cached["keys"]):
+            cached = _link_source(rel, extractions[rel].refs, index)
             recomputed[rel] = cached
             per_source[rel] = cached
     for rel in list(per_source):
@@ -401,7 +420,7 @@ def resolve_vault_incremental(
                 node["referrers"].append(rel)
         for sid, target_path, text, line in cached["sections"]:
             if sid not in res.nodes:
-                title = extractions[target_path].meta.get("title", target_path)
+                title = extractions[target_path].hot("title", target_path)
                 res.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {text}", "source": target_path, "line": line, "status": m.LIVE}
                 res.edges.append(m.edge(m.note_id(target_path), sid, m.HAS_SECTION, target_path, line))
     _add_tag_parents(extractions, res)
@@ -409,7 +428,8 @@ def resolve_vault_incremental(
 
 
 def _link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, list[Any]]:
-    """One note's links resolved: its edges, the dangling targets and the sections it points at."""
+    """One note's links resolved: its edges, the dangling targets and the sections it points at,
+    and the lookup keys of all its links (which tell the next update whether a change touches it)."""
     edges: list[dict[str, Any]] = []
     unresolved: list[tuple[str, str]] = []
     sections: list[tuple[str, str, str, int]] = []
@@ -431,7 +451,7 @@ def _link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, l
             target = m.section_id(target_path, heading_text)
             sections.append((target, target_path, heading_text, heading_line))
         edges.append(m.edge(ref.source, target, ref.relation, owner, ref.line, confidence=confidence, **extra))
-    return {"edges": edges, "unresolved": unresolved, "sections": sections}
+    return {"edges": edges, "unresolved": unresolved, "sections": sections, "keys": sorted({ref_key(r) for r in refs})}
 
 
 def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | None, int | None]:
@@ -443,7 +463,7 @@ def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | N
     heading = ref.attrs.get("heading")
     if heading:
         wanted = heading.lower()
-        for _, text, line in index.headings.get(target, []):
+        for _, text, line in index.headings(target):
             if text.lower() == wanted:
                 return target, len(candidates), text, line
     return target, len(candidates), None, None

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
+
+import orjson
+
+JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
 
 
 def node_link(graph_attrs: dict[str, Any], nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
@@ -18,6 +23,27 @@ def node_link(graph_attrs: dict[str, Any], nodes: dict[str, dict[str, Any]], edg
         "nodes": [{"id": nid, **nodes[nid]} for nid in sorted(nodes)],
         "edges": edges,
     }
+
+
+def encode_group(edges: list[dict[str, Any]]) -> bytes:
+    """One owner's edge group as canonical JSON (the unit the cache hashes and graph.json splices)."""
+    return orjson.dumps(edges, option=JSON_OPTIONS)
+
+
+def encode_node_link(graph_attrs: dict[str, Any], nodes: dict[str, dict[str, Any]], groups: Iterable[bytes]) -> bytes:
+    """The bytes of `store.dumps_json(node_link(...), indent=False)`, with the edges spliced in
+    from groups already encoded by `encode_group` (in owner order), so no edge is encoded twice.
+    """
+    rows = orjson.dumps([{"id": nid, **nodes[nid]} for nid in sorted(nodes)], option=JSON_OPTIONS)
+    graph = orjson.dumps(graph_attrs, option=JSON_OPTIONS)
+    parts: list[bytes | memoryview] = [b'{"directed":true,"edges":[']
+    for group in groups:
+        if len(group) > 2:
+            if len(parts) > 1:
+                parts.append(b",")
+            parts.append(memoryview(group)[1:-1])
+    parts += [b'],"graph":', graph, b',"multigraph":true,"nodes":', rows, b"}\n"]
+    return b"".join(parts)
 
 
 def to_networkx(data: dict[str, Any]):

@@ -136,3 +136,16 @@ def test_unwritable_output_is_one_clear_error(example_vault: Path, tmp_path: Pat
         ro.mkdir(mode=0o500)
         with pytest.raises(KgError, match="cannot create the output folder"):
             run(vault_scope(example_vault, out=ro / "kg-out"))
+
+
+def test_frontmatter_with_a_null_key_builds(tmp_path: Path) -> None:
+    """YAML's bare `?` is a mapping with a null key; it must not break the cache's JSON encoding."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "odd.md").write_bytes(b"---\n?\n---\n?")
+    (vault / "ok.md").write_text("---\nsummary: fine\n---\nsee [[odd]]\n")
+    result = run(vault_scope(vault))
+    assert result.nodes >= 2 and not result.quarantined
+    graph = json.loads((vault / "kg-out" / "graph.json").read_text())
+    props = next(n for n in graph["nodes"] if n["id"] == "note:odd.md")["props"]
+    assert props == {"None": None}

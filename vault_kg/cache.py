@@ -16,14 +16,17 @@ import hashlib
 import marshal
 import sqlite3
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Iterable, Iterator
 
 import orjson
 
-SCHEMA = 7
+from .model import HOT_META, Extraction
+
+SCHEMA = 8
 
 DDL = """
-CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, res BLOB);
+CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, cold BLOB, res BLOB);
 CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);
 CREATE VIRTUAL TABLE docs USING fts5(node_id UNINDEXED, owner UNINDEXED, label, aliases, summary, body,
     tokenize='porter unicode61 remove_diacritics 2');
@@ -39,17 +42,83 @@ CREATE TABLE owner_hash(owner TEXT PRIMARY KEY, h TEXT);
 """
 
 
-def encode_extraction(ext: Any) -> bytes:
-    """An extraction as marshal data (builtins only: faster to load than pickle); text left out."""
-    refs = [(r.source, r.target, r.relation, r.line, r.attrs) for r in ext.refs]
-    return marshal.dumps((ext.source, ext.hash, ext.nodes, ext.edges, refs, ext.quarantine, ext.warnings, ext.meta))
+class StoredRefs(Sequence):
+    """A cached extraction's refs: kept as the stored tuples until someone reads them.
+
+    An update re-resolves the refs of a few notes; building `Ref` objects for all of them on
+    every load would cost more than the rest of loading. `raw` serves cheap scans.
+    """
+
+    __slots__ = ("raw", "_refs")
+
+    def __init__(self, raw: list[tuple[Any, ...]]) -> None:
+        self.raw = raw
+        self._refs: list[Any] | None = None
+
+    def _load(self) -> list[Any]:
+        if self._refs is None:
+            from .model import Ref
+
+            self._refs = [Ref(*r) for r in self.raw]
+        return self._refs
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._load()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
-def decode_extraction(blob: bytes) -> Any:
-    from .model import Extraction, Ref
+class StoredExtraction(Extraction):
+    """An extraction loaded from the cache: `refs` and the cold part of `meta` stay encoded
+    until first read (most of a load's cost, and an update reads them for a few sources only)."""
 
-    source, digest, nodes, edges, refs, quarantine, warnings, meta = marshal.loads(blob)
-    return Extraction(source, digest, nodes, edges, [Ref(*r) for r in refs], "", quarantine, warnings, meta)
+    def __init__(self, source: str, digest: str, nodes: dict[str, Any], edges: list[Any], quarantine: str | None,
+                 warnings: list[str], hot: dict[str, Any], cold: bytes) -> None:
+        self.source, self.hash, self.nodes, self.edges = source, digest, nodes, edges
+        self.text, self.quarantine, self.warnings = "", quarantine, warnings
+        self._hot, self._cold = hot, cold
+
+    def hot(self, key: str, default: Any = None) -> Any:
+        if "meta" in self.__dict__:
+            return self.meta.get(key, default)
+        return self._hot.get(key, default)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("meta", "refs"):
+            raise AttributeError(name)
+        refs, cold = marshal.loads(self._cold)
+        self.__dict__.setdefault("refs", StoredRefs(refs))
+        self.__dict__.setdefault("meta", {**self._hot, **cold})
+        return self.__dict__[name]
+
+
+def encode_extraction(ext: Any) -> tuple[bytes, bytes]:
+    """An extraction as two marshal blobs (builtins only: faster to load than pickle), the part
+    every load decodes and the part decoded on demand (see `StoredExtraction`); text left out."""
+    if isinstance(ext, StoredExtraction) and "meta" not in ext.__dict__ and "refs" not in ext.__dict__:
+        cold = ext._cold
+        hot = ext._hot
+    else:
+        if isinstance(ext.refs, StoredRefs):
+            refs = ext.refs.raw
+        else:
+            refs = [(r.source, r.target, r.relation, r.line, r.attrs) for r in ext.refs]
+        hot = {k: v for k, v in ext.meta.items() if k in HOT_META}
+        cold = marshal.dumps((refs, {k: v for k, v in ext.meta.items() if k not in HOT_META}))
+    return marshal.dumps((ext.source, ext.hash, ext.nodes, ext.edges, ext.quarantine, ext.warnings, hot)), cold
+
+
+def decode_extraction(core: bytes, cold: bytes) -> StoredExtraction:
+    return StoredExtraction(*marshal.loads(core), cold)
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -113,24 +182,24 @@ class ScopeCache:
     def load_all(self) -> tuple[dict[str, Any], dict[str, Any]]:
         extractions: dict[str, Any] = {}
         resolutions: dict[str, Any] = {}
-        for rel, ext, res in self.con.execute("SELECT rel, ext, res FROM sources"):
-            extractions[rel] = decode_extraction(ext)
+        for rel, ext, cold, res in self.con.execute("SELECT rel, ext, cold, res FROM sources"):
+            extractions[rel] = decode_extraction(ext, cold)
             if res is not None:
                 resolutions[rel] = marshal.loads(res)
         return extractions, resolutions
 
     def put_source(self, rel: str, size: int, mtime: int, digest: str, extraction: Any) -> None:
-        blob = encode_extraction(extraction)
+        core, cold = encode_extraction(extraction)
         self.con.execute(
-            "INSERT INTO sources(rel, size, mtime, hash, ext, res) VALUES (?,?,?,?,?,NULL) "
-            "ON CONFLICT(rel) DO UPDATE SET size=excluded.size, mtime=excluded.mtime, hash=excluded.hash, ext=excluded.ext",
-            (rel, size, mtime, digest, blob),
+            "INSERT INTO sources(rel, size, mtime, hash, ext, cold, res) VALUES (?,?,?,?,?,?,NULL) "
+            "ON CONFLICT(rel) DO UPDATE SET size=excluded.size, mtime=excluded.mtime, hash=excluded.hash, ext=excluded.ext, cold=excluded.cold",
+            (rel, size, mtime, digest, core, cold),
         )
 
     def put_extraction(self, rel: str, extraction: Any) -> None:
         """Replace a source's cached extraction, keeping its stat (for passes that enrich it)."""
-        blob = encode_extraction(extraction)
-        self.con.execute("UPDATE sources SET ext=? WHERE rel=?", (blob, rel))
+        core, cold = encode_extraction(extraction)
+        self.con.execute("UPDATE sources SET ext=?, cold=? WHERE rel=?", (core, cold, rel))
 
     def touch_source(self, rel: str, size: int, mtime: int) -> None:
         self.con.execute("UPDATE sources SET size=?, mtime=? WHERE rel=?", (size, mtime, rel))
@@ -158,29 +227,28 @@ class ScopeCache:
         self.con.executemany("INSERT INTO docs(node_id, owner, label, aliases, summary, body) VALUES (?,?,?,?,?,?)", docs)
 
     # assembled graph -------------------------------------------------------------------------
-    def sync_graph(self, nodes: dict[str, dict[str, Any]], edges_by_owner: dict[str, list[dict[str, Any]]]) -> None:
-        """Bring the query tables to this graph, touching only rows whose content changed."""
+    def sync_graph(self, nodes: dict[str, dict[str, Any]], edges_by_owner: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes]) -> None:
+        """Bring the query tables to this graph, touching only rows whose content changed.
+
+        `encoded` holds each owner's edge group already serialized (for graph.json); its hash
+        tells which owners changed without encoding anything twice. Call it before ranking:
+        node rows hold everything but rank and community, which `sync_ranks` writes.
+        """
         old_nodes = dict(self.con.execute("SELECT id, h FROM nodes"))
         node_rows = []
-        rank_rows = []
         for nid, attrs in nodes.items():
-            body = {k: v for k, v in attrs.items() if k not in ("rank", "community")}
-            data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+            data = orjson.dumps(attrs, option=orjson.OPT_SORT_KEYS)
             digest = hashlib.blake2b(data, digest_size=12).hexdigest()
             if old_nodes.pop(nid, None) != digest:
-                node_rows.append((nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), attrs.get("rank", 0.0), attrs.get("community"), data.decode(), digest))
-            else:
-                rank_rows.append((attrs.get("rank", 0.0), attrs.get("community"), nid))
+                node_rows.append((nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), None, None, data.decode(), digest))
         self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes])
         self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows)
-        self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", rank_rows)
         old_owners = dict(self.con.execute("SELECT owner, h FROM owner_hash"))
         changed_owners = []
         rows = []
         hashes = []
         for owner, group in edges_by_owner.items():
-            data = orjson.dumps(group, option=orjson.OPT_SORT_KEYS)
-            digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+            digest = hashlib.blake2b(encoded[owner], digest_size=12).hexdigest()
             if old_owners.pop(owner, None) != digest:
                 changed_owners.append(owner)
                 hashes.append((owner, digest))
@@ -190,6 +258,16 @@ class ScopeCache:
         self.con.executemany("DELETE FROM owner_hash WHERE owner=?", [(o,) for o in gone])
         self.con.executemany("INSERT INTO edges VALUES (?,?,?,?,?)", rows)
         self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
+
+    def sync_ranks(self, nodes: dict[str, dict[str, Any]]) -> None:
+        """Rank and community columns, once known (after `sync_graph`): only the rows that moved."""
+        old = {nid: (rank, community) for nid, rank, community in self.con.execute("SELECT id, rank, community FROM nodes")}
+        rows = []
+        for nid, attrs in nodes.items():
+            now = (attrs.get("rank", 0.0), attrs.get("community"))
+            if old.get(nid) != now:
+                rows.append((*now, nid))
+        self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", rows)
 
 
 class GraphReader:

@@ -286,9 +286,7 @@ def _run_locked(
         post(ctx)
     cache.set_meta("deps", dict(sorted(ctx.deps.items())))
     cache.set_meta("retry", ctx.retry)
-    data = _write_artifacts(scope, layout, nodes, edges_by_owner, result)
-    cache.sync_graph(nodes, edges_by_owner)
-    _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all)
+    data = _rank_and_write(scope, layout, cache, nodes, edges_by_owner, result, lambda: _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all))
     for rel in sorted(extractions):
         ext = extractions[rel]
         if ext.quarantine:
@@ -365,9 +363,14 @@ def _explicit(
             if rel in known:
                 removed.append(rel)
             continue
-        if eligible is None:
-            eligible = set(adapter.list_sources(scope.root)[0])
-        if rel not in eligible:
+        is_source = getattr(adapter, "is_source", None)
+        if is_source is not None:
+            eligible_file = is_source(scope.root, rel)
+        else:
+            if eligible is None:
+                eligible = set(adapter.list_sources(scope.root)[0])
+            eligible_file = rel in eligible
+        if not eligible_file:
             if rel in known:
                 removed.append(rel)
             else:
@@ -449,21 +452,46 @@ def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dic
     return group
 
 
-def _write_artifacts(
-    scope: Scope, layout: store.Layout, nodes: dict[str, dict[str, Any]], edges_by_owner: dict[str, list[dict[str, Any]]], result: RunResult
+def _rank_and_write(
+    scope: Scope, layout: store.Layout, cache: ScopeCache, nodes: dict[str, dict[str, Any]],
+    edges_by_owner: dict[str, list[dict[str, Any]]], result: RunResult, meanwhile: Callable[[], None],
 ) -> dict[str, Any]:
-    from graph_out.graph_json import node_link
-    from graph_out.report import render_report
+    """Rank, cluster, sync the query tables and write the artifacts.
+
+    Leiden runs in a forked child (`rank.Clustering`) while this process encodes the edge groups,
+    syncs the cache and runs `meanwhile`; each edge group is encoded once, for both the cache's
+    change detection and graph.json.
+    """
+    from graph_out.graph_json import encode_group
 
     edges = [e for owner in sorted(edges_by_owner) for e in edges_by_owner[owner]]
-    edge_table = rank.edge_table(nodes, edges)
-    ranks = rank.pagerank(nodes, edge_table)
-    for nid, attrs in nodes.items():
-        attrs["rank"] = ranks.get(nid, 0.0)
-    assignment, table = rank.communities(nodes, edge_table, ranks)
+    table = rank.edge_table(nodes, edges)
+    clustering = rank.Clustering(nodes, table)
+    try:
+        encoded = {owner: encode_group(edges_by_owner[owner]) for owner in sorted(edges_by_owner)}
+        cache.sync_graph(nodes, edges_by_owner, encoded)
+        meanwhile()
+        ranks = rank.pagerank(nodes, table)
+        for nid, attrs in nodes.items():
+            attrs["rank"] = ranks.get(nid, 0.0)
+        assignment, communities = clustering.finish(ranks)
+    finally:
+        clustering.close()
     for nid, attrs in nodes.items():
         if nid in assignment:
             attrs["community"] = assignment[nid]
+    cache.sync_ranks(nodes)
+    return _write_artifacts(scope, layout, nodes, edges, encoded, ranks, communities, result)
+
+
+def _write_artifacts(
+    scope: Scope, layout: store.Layout, nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]],
+    encoded: dict[str, bytes], ranks: dict[str, float], communities: list[dict[str, Any]], result: RunResult,
+) -> dict[str, Any]:
+    """graph.json (edges spliced from `encoded`, the per-owner groups in owner order), report, brief, html."""
+    from graph_out.graph_json import encode_node_link, node_link
+    from graph_out.report import render_report
+
     gods = rank.god_nodes(nodes, ranks)
     counts = {
         "nodes": len(nodes),
@@ -485,7 +513,7 @@ def _write_artifacts(
         "schema_version": m.SCHEMA_VERSION,
         "built_with": f"vault-kg {__version__}",
         "god_nodes": gods,
-        "communities": table,
+        "communities": communities,
         "counts": counts,
         "skipped": [{"source": s.relpath, "reason": s.reason} for s in result.skipped],
         "quarantined": sorted([a["source"], a.get("quarantine", "")] for a in nodes.values() if a.get("status") == m.QUARANTINED and a.get("source")),
@@ -493,7 +521,7 @@ def _write_artifacts(
     graph_attrs.update(result.extra.pop("graph_attrs", {}))
     data = node_link(graph_attrs, nodes, edges)
     for path, payload in (
-        (layout.graph_json, store.dumps_json(data, indent=False)),
+        (layout.graph_json, encode_node_link(graph_attrs, nodes, encoded.values())),
         (layout.report, render_report(data).encode()),
     ):
         if store.write_if_changed(path, payload):

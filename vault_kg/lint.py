@@ -59,7 +59,7 @@ def _cached_extractions(layout: store.Layout) -> dict[str, tuple[int, int, m.Ext
     try:
         con = connect(layout.cache_db, readonly=True)
         try:
-            return {rel: (size, mtime, decode_extraction(blob)) for rel, size, mtime, blob in con.execute("SELECT rel, size, mtime, ext FROM sources")}
+            return {rel: (size, mtime, decode_extraction(core, cold)) for rel, size, mtime, core, cold in con.execute("SELECT rel, size, mtime, ext, cold FROM sources")}
         finally:
             con.close()
     except (sqlite3.DatabaseError, ValueError, EOFError, TypeError):

@@ -144,3 +144,14 @@ class Extraction:
     quarantine: str | None = None
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def hot(self, key: str, default: Any = None) -> Any:
+        """`meta[key]` for a key in HOT_META: what every update reads from every source.
+
+        Extractions loaded from the cache answer these without decoding the rest of their
+        meta and refs, which only the few sources an update re-resolves need.
+        """
+        return self.meta.get(key, default)
+
+
+HOT_META = ("title", "aliases", "llm", "code")
