@@ -159,36 +159,40 @@ class ScopeCache:
 
     # assembled graph -------------------------------------------------------------------------
     def sync_graph(self, nodes: dict[str, dict[str, Any]], edges_by_owner: dict[str, list[dict[str, Any]]]) -> None:
-        """Bring the query tables to this graph, touching only rows whose content changed."""
+        """Bring the query tables to this graph, touching only rows whose content changed.
+
+        Rows stream into `executemany` from generators: a cold build of a large repository would
+        otherwise hold every node's and edge's JSON text in lists at once (tens of MB).
+        """
         old_nodes = dict(self.con.execute("SELECT id, h FROM nodes"))
-        node_rows = []
-        rank_rows = []
-        for nid, attrs in nodes.items():
-            body = {k: v for k, v in attrs.items() if k not in ("rank", "community")}
-            data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
-            digest = hashlib.blake2b(data, digest_size=12).hexdigest()
-            if old_nodes.pop(nid, None) != digest:
-                node_rows.append((nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), attrs.get("rank", 0.0), attrs.get("community"), data.decode(), digest))
-            else:
-                rank_rows.append((attrs.get("rank", 0.0), attrs.get("community"), nid))
-        self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes])
-        self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows)
+        self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes if n not in nodes])
+        rank_rows: list[tuple[Any, Any, str]] = []
+
+        def node_rows() -> Iterator[tuple[Any, ...]]:
+            for nid, attrs in nodes.items():
+                body = {k: v for k, v in attrs.items() if k not in ("rank", "community")}
+                data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+                digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+                if old_nodes.get(nid) != digest:
+                    yield (nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), attrs.get("rank", 0.0), attrs.get("community"), data.decode(), digest)
+                else:
+                    rank_rows.append((attrs.get("rank", 0.0), attrs.get("community"), nid))
+
+        self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows())
         self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", rank_rows)
         old_owners = dict(self.con.execute("SELECT owner, h FROM owner_hash"))
-        changed_owners = []
-        rows = []
         hashes = []
         for owner, group in edges_by_owner.items():
-            data = orjson.dumps(group, option=orjson.OPT_SORT_KEYS)
-            digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+            digest = hashlib.blake2b(orjson.dumps(group, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()
             if old_owners.pop(owner, None) != digest:
-                changed_owners.append(owner)
                 hashes.append((owner, digest))
-                rows.extend((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for e in group)
         gone = list(old_owners)
-        self.con.executemany("DELETE FROM edges WHERE owner=?", [(o,) for o in changed_owners + gone])
+        self.con.executemany("DELETE FROM edges WHERE owner=?", [(o,) for o, _ in hashes] + [(o,) for o in gone])
         self.con.executemany("DELETE FROM owner_hash WHERE owner=?", [(o,) for o in gone])
-        self.con.executemany("INSERT INTO edges VALUES (?,?,?,?,?)", rows)
+        self.con.executemany(
+            "INSERT INTO edges VALUES (?,?,?,?,?)",
+            ((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for owner, _ in hashes for e in edges_by_owner[owner]),
+        )
         self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
 
 
