@@ -57,7 +57,7 @@ def _one_line(value: str, limit: int) -> str:
 class _Symbol:
     """One definition found in the tree, before it becomes a node."""
 
-    __slots__ = ("node", "name", "segment", "subkind", "start", "end", "parent", "locator", "kind", "virtual", "cls", "receiver")
+    __slots__ = ("node", "name", "segment", "subkind", "start", "end", "parent", "locator", "kind", "virtual", "enclosing_class", "receiver")
 
     def __init__(self, node: ts.Node, name: str, segment: str, subkind: str) -> None:
         self.node = node
@@ -71,8 +71,13 @@ class _Symbol:
         self.locator = ""
         self.kind = ""
         self.virtual = segment in VIRTUAL
-        self.cls: _Symbol | None = None
+        self.enclosing_class: _Symbol | None = None  # never the symbol itself: no reference cycle
         self.receiver = ""  # Go: the receiver variable of a method (``s`` in ``func (s *Server)``)
+
+    @property
+    def cls(self) -> "_Symbol | None":
+        """The class this symbol is or sits in (the engine runs with cyclic GC off, so no self-reference)."""
+        return self if self.segment in CLASS_LIKE else self.enclosing_class
 
 
 class _FileExtractor:
@@ -209,7 +214,7 @@ class _FileExtractor:
         cls = parent
         while cls is not None and cls.segment not in CLASS_LIKE:
             cls = cls.parent
-        sym.cls = sym if sym.segment in CLASS_LIKE else cls
+        sym.enclosing_class = cls
 
     def _outer(self, node: ts.Node) -> ts.Node:
         wrappers = self.lang.wrappers

@@ -250,31 +250,33 @@ def _rust_imports(node: Node, src: bytes) -> list[ImportSpec]:
         name = text(node.child_by_field_name("name"), src)
         return [{"module": f"self::{name}", "alias": name, "mod_decl": True, "line": line}]
     specs: list[ImportSpec] = []
-
-    def walk(part: Node | None, prefix: list[str]) -> None:
-        if part is None:
-            return
-        kind = part.type
-        if kind in ("identifier", "crate", "self", "super", "scoped_identifier"):
-            path = prefix + text(part, src).split("::")
-            if path[-1] == "self":
-                path = path[:-1]
-            specs.append({"module": "::".join(path), "alias": path[-1], "line": line})
-        elif kind == "use_as_clause":
-            path = prefix + text(part.child_by_field_name("path"), src).split("::")
-            specs.append({"module": "::".join(path), "alias": text(part.child_by_field_name("alias"), src), "line": line})
-        elif kind == "scoped_use_list":
-            inner = prefix + (text(part.child_by_field_name("path"), src).split("::") if part.child_by_field_name("path") else [])
-            walk(part.child_by_field_name("list"), inner)
-        elif kind == "use_list":
-            for child in part.named_children:
-                walk(child, prefix)
-        elif kind == "use_wildcard":
-            path = [p for p in text(part, src).split("::") if p and p != "*"]
-            specs.append({"module": "::".join(prefix + path), "star": True, "line": line})
-
-    walk(node.child_by_field_name("argument"), [])
+    _rust_use_tree(node.child_by_field_name("argument"), [], src, line, specs)
     return specs
+
+
+def _rust_use_tree(part: Node | None, prefix: list[str], src: bytes, line: int, specs: list[ImportSpec]) -> None:
+    """One `use` tree into `specs` (a module-level function: a recursive closure is a reference
+    cycle, and the engine runs with cyclic GC off, so it would keep `src` alive)."""
+    if part is None:
+        return
+    kind = part.type
+    if kind in ("identifier", "crate", "self", "super", "scoped_identifier"):
+        path = prefix + text(part, src).split("::")
+        if path[-1] == "self":
+            path = path[:-1]
+        specs.append({"module": "::".join(path), "alias": path[-1], "line": line})
+    elif kind == "use_as_clause":
+        path = prefix + text(part.child_by_field_name("path"), src).split("::")
+        specs.append({"module": "::".join(path), "alias": text(part.child_by_field_name("alias"), src), "line": line})
+    elif kind == "scoped_use_list":
+        inner = prefix + (text(part.child_by_field_name("path"), src).split("::") if part.child_by_field_name("path") else [])
+        _rust_use_tree(part.child_by_field_name("list"), inner, src, line, specs)
+    elif kind == "use_list":
+        for child in part.named_children:
+            _rust_use_tree(child, prefix, src, line, specs)
+    elif kind == "use_wildcard":
+        path = [p for p in text(part, src).split("::") if p and p != "*"]
+        specs.append({"module": "::".join(prefix + path), "star": True, "line": line})
 
 
 def _rust_bases(node: Node, src: bytes) -> list[tuple[str, str]]:

@@ -12,9 +12,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-import networkx as nx
 import numpy as np
-from scipy.spatial import cKDTree
 
 SEED = 42
 NODE_GAP = 6.0
@@ -98,6 +96,8 @@ def _place_communities(order: list[int], radius: dict[int, float],
     if len(big) == 1:
         centres[big[0]] = (0.0, 0.0)
     elif big:
+        import networkx as nx  # here, not at the top: a build that renders graph.html later never pays for it
+
         cg = nx.Graph()
         cg.add_nodes_from(big)
         for (a, b), w in sorted(between.items()):
@@ -128,6 +128,8 @@ def _separate(xy: np.ndarray, r: np.ndarray, gap: float, rounds: int = 150) -> n
     rounds is fixed, so the result is deterministic and cheap even for 20,000 nodes."""
     if len(r) < 2:
         return xy
+    from scipy.spatial import cKDTree  # ~30 MB of imports; only a page render needs it
+
     xy = xy.copy()
     reach = 2.0 * float(r.max()) + gap
     for _ in range(rounds):

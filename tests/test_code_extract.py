@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from code_helpers import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,3 +86,18 @@ def test_extract_never_raises(data: bytes, suffix: str) -> None:
     result = extract_file("f" + suffix, data)
     assert isinstance(result, Extraction)
     assert f"file:f{suffix}" in result.nodes
+
+
+def test_extraction_leaves_no_reference_cycles() -> None:
+    """The engine builds with cyclic GC off, so a cycle here would keep each file's parse tree alive."""
+    files = sorted(p for p in FIXTURES.rglob("*") if p.is_file())
+    assert len(files) > 10
+    gc.collect()
+    gc.disable()
+    try:
+        for path in files:
+            extract_file(path.relative_to(FIXTURES).as_posix(), path.read_bytes())
+        unreachable = gc.collect()
+    finally:
+        gc.enable()
+    assert unreachable == 0

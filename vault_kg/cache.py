@@ -232,31 +232,34 @@ class ScopeCache:
 
         `encoded` holds each owner's edge group already serialized (for graph.json); its hash
         tells which owners changed without encoding anything twice. Call it before ranking:
-        node rows hold everything but rank and community, which `sync_ranks` writes.
+        node rows hold everything but rank and community, which `sync_ranks` writes. Rows
+        stream into `executemany` from generators, so a cold build never holds every row's
+        JSON text at once.
         """
         old_nodes = dict(self.con.execute("SELECT id, h FROM nodes"))
-        node_rows = []
-        for nid, attrs in nodes.items():
-            data = orjson.dumps(attrs, option=orjson.OPT_SORT_KEYS)
-            digest = hashlib.blake2b(data, digest_size=12).hexdigest()
-            if old_nodes.pop(nid, None) != digest:
-                node_rows.append((nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), None, None, data.decode(), digest))
-        self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes])
-        self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows)
+        self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes if n not in nodes])
+
+        def node_rows() -> Iterator[tuple[Any, ...]]:
+            for nid, attrs in nodes.items():
+                data = orjson.dumps(attrs, option=orjson.OPT_SORT_KEYS)
+                digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+                if old_nodes.get(nid) != digest:
+                    yield (nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), None, None, data.decode(), digest)
+
+        self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows())
         old_owners = dict(self.con.execute("SELECT owner, h FROM owner_hash"))
-        changed_owners = []
-        rows = []
         hashes = []
         for owner, group in edges_by_owner.items():
             digest = hashlib.blake2b(encoded[owner], digest_size=12).hexdigest()
             if old_owners.pop(owner, None) != digest:
-                changed_owners.append(owner)
                 hashes.append((owner, digest))
-                rows.extend((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for e in group)
         gone = list(old_owners)
-        self.con.executemany("DELETE FROM edges WHERE owner=?", [(o,) for o in changed_owners + gone])
+        self.con.executemany("DELETE FROM edges WHERE owner=?", [(o,) for o, _ in hashes] + [(o,) for o in gone])
         self.con.executemany("DELETE FROM owner_hash WHERE owner=?", [(o,) for o in gone])
-        self.con.executemany("INSERT INTO edges VALUES (?,?,?,?,?)", rows)
+        self.con.executemany(
+            "INSERT INTO edges VALUES (?,?,?,?,?)",
+            ((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for owner, _ in hashes for e in edges_by_owner[owner]),
+        )
         self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
 
     def sync_ranks(self, nodes: dict[str, dict[str, Any]]) -> None:

@@ -132,8 +132,8 @@ def scope_lock(layout: Layout, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
 
 def dumps_json(data: Any, indent: bool = True) -> bytes:
     """Canonical JSON: sorted keys, trailing newline (byte-identical reruns); big files compact."""
-    option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
-    return orjson.dumps(data, option=option) + b"\n"
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if indent else 0)
+    return orjson.dumps(data, option=option)  # the newline from orjson: no second copy of a big graph.json
 
 
 def load_json(path: Path) -> Any:
