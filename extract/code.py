@@ -17,7 +17,7 @@ from typing import Any
 
 import tree_sitter as ts
 
-from extract import code_resolve, code_scan
+from extract import code_resolve, code_scan, js_config
 from extract.anchors import BLOCK_CLOSE, BLOCK_OPEN, normalized_hash, splice
 from extract.redaction import redact_extraction
 from extract.languages import (
@@ -455,6 +455,8 @@ class _FileExtractor:
         refs = self.extraction.refs
         for (call, callee), scope in self._enclosing([(c[0].start_byte, c) for c in calls], symbols):
             node = callee if callee is not None else call
+            if call.type in lang.jsx_elements and _intrinsic_element(node, src):
+                continue
             recv: str | None = None
             if node.type in lang.member_calls:
                 recv_field, name_field = lang.member_calls[node.type]
@@ -493,6 +495,13 @@ class _FileExtractor:
                 if base:
                     scope = sym.parent.locator if sym.parent is not None else None
                     self.extraction.refs.append(Ref(sym.locator, base, relation, _line(sym.node), {"scope": scope}))
+
+
+def _intrinsic_element(name: ts.Node, src: bytes) -> bool:
+    """``<div>``, ``<my-el>``, ``<svg:rect>``: host elements, not components (JSX's lowercase rule)."""
+    if name.type == "member_expression":
+        return False
+    return name.type != "identifier" or text(name, src)[:1].islower()
 
 
 def _first_error_line(root: ts.Node) -> int:
@@ -553,10 +562,20 @@ def _extract_go_mod(relpath: str, data: bytes) -> Extraction:
     return extraction
 
 
+def _extract_js_config(relpath: str, data: bytes) -> Extraction:
+    extraction = _file_only(relpath, data, js_config.LANGUAGE, None)
+    config, extraction.warnings = js_config.read_config(relpath, data)
+    extraction.meta["code"]["js_config"] = config
+    return extraction
+
+
 def extract_file(relpath: str, data: bytes) -> Extraction:
     """Extract one file; never raises (bad input becomes a quarantine reason or a warning)."""
-    if posixpath.basename(relpath) == GO_MOD:
+    name = posixpath.basename(relpath)
+    if name == GO_MOD:
         return _extract_go_mod(relpath, data)
+    if js_config.is_config(name):
+        return _extract_js_config(relpath, data)
     lang = language_for(relpath)
     if lang is None:
         return _file_only(relpath, data, "unknown", f"{relpath}: no language entry for this extension")

@@ -2,7 +2,8 @@
 
 Every name is looked up the way the language does it, through the file's own import table,
 enclosing scopes, the receiver of a call (``self``/``this``, a module, a class) and a class's
-resolved bases. A name that no such route reaches stays unresolved and is counted on its caller;
+resolved bases; bare JS/TS specifiers first through tsconfig/jsconfig path mapping
+(:mod:`extract.js_paths`). A name that no such route reaches stays unresolved and is counted on its caller;
 there is no global guess by bare name. Modules outside the scope become ``external:<module>``.
 
 Targets are small tuples: ``("mod", relpath)`` an in-scope module file, ``("pkg", dir)`` a Go
@@ -17,6 +18,8 @@ from collections import defaultdict
 from functools import cache
 from typing import Any
 
+from extract.js_config import LANGUAGE as JS_CONFIG
+from extract.js_paths import JsPathMapper
 from extract.languages import BY_NAME, python_module_name
 from vault_kg.adapter import Resolution
 from vault_kg.model import CALLS, CLASS, EXTERNAL, IMPORTS, LOCATOR_SEP, Extraction, Ref, edge, external_id, file_id
@@ -112,9 +115,22 @@ class _Scope:
 
     def _index_js(self) -> None:
         self.js_files = set(self._files("javascript", "typescript", "tsx"))
+        self.js_paths = JsPathMapper({rel: self.code[rel].get("js_config", {}) for rel in self._files(JS_CONFIG)})
 
     def _js_file(self, rel: str, module: str) -> str | None:
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(rel), module))
+        return self._js_lookup(posixpath.normpath(posixpath.join(posixpath.dirname(rel), module)))
+
+    def _js_bare(self, rel: str, module: str) -> Target | None:
+        """A bare specifier: a file through tsconfig/jsconfig path mapping, else an external package."""
+        candidates, claimed = self.js_paths.candidates(rel, module)
+        for base in candidates:
+            found = self._js_lookup(base)
+            if found:
+                return ("mod", found)
+        return None if claimed else ("ext", _external_name(self.language[rel], module))
+
+    def _js_lookup(self, base: str) -> str | None:
+        """The file a scope-relative import path names: itself, with an extension, or its index file."""
         stems = [base]
         for ext in (".js", ".jsx", ".mjs", ".cjs"):
             if base.endswith(ext):
@@ -261,7 +277,7 @@ class _Scope:
             if module.startswith("."):
                 found = self._js_file(rel, module)
                 return ("mod", found) if found else None
-            return ("ext", _external_name(lang, module))
+            return self._js_bare(rel, module)
         if lang == "go":
             return self._go_package(module)
         if lang == "rust":
@@ -712,6 +728,10 @@ def resolve(extractions: dict[str, Extraction]) -> Resolution:
             attrs["unresolved_call_names"] = sorted(set(names))
     for caller, count in builtin_calls.items():
         resolution.nodes.setdefault(caller, {})["builtin_calls"] = count
+    for config in scope.js_paths.configs:
+        missing = scope.js_paths.missing_extends(config)
+        if missing:
+            resolution.nodes.setdefault(file_id(config), {})["unresolved_extends"] = missing
     for fid, names in unresolved_imports.items():
         resolution.nodes.setdefault(fid, {})["unresolved_imports"] = sorted(names)
     for attrs in resolution.nodes.values():

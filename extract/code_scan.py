@@ -1,5 +1,8 @@
 """Listing a repository's source files: what the code scope extracts, and what it skips and why.
 
+Sources are files with a language extension, plus the config files resolution reads
+(``go.mod``, ``tsconfig*.json`` / ``jsconfig*.json``), so an edit to one is an ordinary update.
+
 One ``os.scandir`` walk (no per-file stat beyond the size check), ``.gitignore`` and ``.kgignore``
 rules at every level (``pathspec``, gitignore semantics), a fixed set of folders that are never
 source (virtualenvs, ``node_modules``, build output, vendored code, ``kg-out``), and symlinks
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import pathspec
 
+from extract.js_config import is_config
 from extract.languages import BY_EXTENSION
 from vault_kg.adapter import SourceSkip
 
@@ -30,7 +34,10 @@ def _is_source(name: str) -> bool:
     if name in EXTRA_SOURCES:
         return True
     dot = name.rfind(".")
-    return dot > 0 and name[dot:].lower() in BY_EXTENSION
+    if dot <= 0:
+        return False
+    suffix = name[dot:].lower()
+    return suffix in BY_EXTENSION or (suffix == ".json" and is_config(name))
 
 
 def _load_spec(directory: str, prefix: str) -> _Spec | None:

@@ -2,7 +2,8 @@
 
 Each entry says, for one language: which file extensions it owns, which grammar of
 ``tree-sitter-language-pack`` parses it, and one tree-sitter query whose captures name the
-symbols (``@def.<segment>`` + ``@name``), calls (``@call`` + ``@callee``), imports (``@import``),
+symbols (``@def.<segment>`` + ``@name``), calls (``@call`` + ``@callee``; JSX elements too, a
+component use being a call in React semantics), imports (``@import``),
 comments (``@comment``) and indentation blocks (``@block``). The few things a query cannot say
 (how an import statement binds names, what a class inherits) are small functions named in the
 entry. Adding a language is adding an entry here plus a fixture under ``tests/fixtures/code``.
@@ -352,6 +353,8 @@ class Language:
     subkind: Callable[[Node], str] | None = None  # refines a segment's subkind (Go type specs)
     impl_name: Callable[[Node, bytes], str] | None = None  # names a virtual container (Rust impl)
     body_field: str = "body"
+    # Element node types (JSX) whose ``@callee`` name is a component use when it is not intrinsic.
+    jsx_elements: frozenset[str] = frozenset()
 
     @property
     def ts_language(self) -> ts.Language:
@@ -409,7 +412,14 @@ _JS_COMMON = """
 (comment) @comment
 """
 
-_JS_QUERY = _JS_COMMON + """
+# JSX: `<Button />` and `<Layout>` use a component, as a call would (React semantics).
+_JSX = """
+(jsx_opening_element name: (_) @callee) @call
+(jsx_self_closing_element name: (_) @callee) @call
+"""
+_JSX_ELEMENTS = frozenset({"jsx_opening_element", "jsx_self_closing_element"})
+
+_JS_QUERY = _JS_COMMON + _JSX + """
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)]) @def.function
 """
 
@@ -465,8 +475,8 @@ _JAVA_QUERY = """
 
 _JS_MEMBERS = {"member_expression": ("object", "property")}
 
-def _js_family(name: str, extensions: tuple[str, ...], query: str) -> Language:
-    """TypeScript, TSX and JavaScript share everything but the grammar, extensions and query."""
+def _js_family(name: str, extensions: tuple[str, ...], query: str, jsx: bool) -> Language:
+    """TypeScript, TSX and JavaScript share everything but the grammar, extensions, query and JSX."""
     return Language(
         name=name,
         grammar=name,
@@ -479,6 +489,7 @@ def _js_family(name: str, extensions: tuple[str, ...], query: str) -> Language:
         self_names=("this",),
         super_receivers=("super",),
         builtins=_JS_BUILTINS,
+        jsx_elements=_JSX_ELEMENTS if jsx else frozenset(),
     )
 
 LANGUAGES: tuple[Language, ...] = (
@@ -496,9 +507,9 @@ LANGUAGES: tuple[Language, ...] = (
         super_receivers=("super()",),
         builtins=_PY_BUILTINS,
     ),
-    _js_family("typescript", (".ts", ".mts", ".cts"), _TS_QUERY),
-    _js_family("tsx", (".tsx",), _TS_QUERY),
-    _js_family("javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS_QUERY),
+    _js_family("typescript", (".ts", ".mts", ".cts"), _TS_QUERY, jsx=False),
+    _js_family("tsx", (".tsx",), _TS_QUERY + _JSX, jsx=True),
+    _js_family("javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS_QUERY, jsx=True),
     Language(
         name="go",
         grammar="go",
