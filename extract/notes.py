@@ -40,6 +40,7 @@ class VaultAdapter:
     """Notes are `*.md` files under the vault; hidden folders and `kg-out/` are never read."""
 
     kind = "vault"
+    edges_owned_by_source = True  # every edge an extraction holds is owned by that note
 
     def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
         sources: list[str] = []
@@ -411,7 +412,7 @@ def resolve_vault_incremental(
     res = Resolution()
     for rel in sorted(extractions):
         cached = per_source[rel]
-        res.edges.extend(cached["edges"])
+        res.owned[rel] = cached["edges"]
         for uid, label in cached["unresolved"]:
             node = res.nodes.get(uid)
             if node is None:
@@ -422,7 +423,7 @@ def resolve_vault_incremental(
             if sid not in res.nodes:
                 title = extractions[target_path].hot("title", target_path)
                 res.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {text}", "source": target_path, "line": line, "status": m.LIVE}
-                res.edges.append(m.edge(m.note_id(target_path), sid, m.HAS_SECTION, target_path, line))
+                res.derived.append(m.edge(m.note_id(target_path), sid, m.HAS_SECTION, target_path, line))
     _add_tag_parents(extractions, res)
     return res, recomputed
 
@@ -485,5 +486,5 @@ def _add_tag_parents(extractions: dict[str, m.Extraction], res: Resolution) -> N
             pid = m.tag_id(parent)
             if parent not in owners and pid not in res.nodes:
                 res.nodes[pid] = {"kind": m.TAG, "label": parent, "source": owner, "shared": True}
-            res.edges.append(m.edge(m.tag_id(child), pid, m.TAG_PARENT, owner))
+            res.derived.append(m.edge(m.tag_id(child), pid, m.TAG_PARENT, owner))
             child = parent

@@ -30,11 +30,13 @@ def encode_group(edges: list[dict[str, Any]]) -> bytes:
     return orjson.dumps(edges, option=JSON_OPTIONS)
 
 
-def encode_node_link(graph_attrs: dict[str, Any], nodes: dict[str, dict[str, Any]], groups: Iterable[bytes]) -> bytes:
-    """The bytes of `store.dumps_json(node_link(...), indent=False)`, with the edges spliced in
-    from groups already encoded by `encode_group` (in owner order), so no edge is encoded twice.
+def encode_node_link(data: dict[str, Any], groups: Iterable[bytes]) -> bytes:
+    """The bytes of `store.dumps_json(data, indent=False)` for node-link `data`, with the edges
+    spliced in from groups already encoded by `encode_group` (in owner order) instead of
+    `data["edges"]`, so no edge is encoded twice.
     """
-    rows = orjson.dumps([{"id": nid, **nodes[nid]} for nid in sorted(nodes)], option=JSON_OPTIONS)
+    graph_attrs = data["graph"]
+    rows = orjson.dumps(data["nodes"], option=JSON_OPTIONS)
     graph = orjson.dumps(graph_attrs, option=JSON_OPTIONS)
     parts: list[bytes | memoryview] = [b'{"directed":true,"edges":[']
     for group in groups:

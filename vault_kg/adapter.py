@@ -7,6 +7,7 @@ nothing else in the engine knows what a note or a function is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,6 +25,11 @@ class Resolution:
 
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     edges: list[dict[str, Any]] = field(default_factory=list)
+    owned: dict[str, Sequence[dict[str, Any]]] = field(default_factory=dict)
+    """Edges filed by owner, for resolvers that keep them per source (read lazily, per owner)."""
+    derived: list[dict[str, Any]] = field(default_factory=list)
+    """Edges that no single source's references produce (a section under its note, a nested
+    tag's parent): the engine compares them per owner between runs to find the owners to redo."""
 
 
 @dataclass(frozen=True)

@@ -161,13 +161,21 @@ class NoteIndex:
     """Which note a name means, the way a wikilink resolves: path, file name, alias (any case)."""
 
     def __init__(self, records: dict[str, dict[str, Any]]) -> None:
-        self.by_key: dict[str, list[str]] = {}
-        for rel in sorted(records):
-            stem = rel[:-3] if rel.lower().endswith(".md") else rel
-            keys = {stem.lower(), posixpath.basename(stem).lower()}
-            keys.update(str(a).lower() for a in records[rel].get("aliases", []) or [])
-            for key in keys:
-                self.by_key.setdefault(key, []).append(rel)
+        self.records = records
+        self._by_key: dict[str, list[str]] | None = None
+
+    @property
+    def by_key(self) -> dict[str, list[str]]:
+        """Built on the first lookup: most vaults have few anchors, and an update need not pay."""
+        if self._by_key is None:
+            self._by_key = {}
+            for rel in sorted(self.records):
+                stem = rel[:-3] if rel.lower().endswith(".md") else rel
+                keys = {stem.lower(), posixpath.basename(stem).lower()}
+                keys.update(str(a).lower() for a in self.records[rel].get("aliases", []) or [])
+                for key in keys:
+                    self._by_key.setdefault(key, []).append(rel)
+        return self._by_key
 
     def lookup(self, name: Any) -> list[str]:
         raw = str(name or "").strip()

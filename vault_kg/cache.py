@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, Iterable, Iterator
@@ -23,10 +24,10 @@ import orjson
 
 from .model import HOT_META, Extraction
 
-SCHEMA = 8
+SCHEMA = 11
 
 DDL = """
-CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, cold BLOB, res BLOB);
+CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, cold BLOB, res BLOB, res_edges BLOB);
 CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);
 CREATE VIRTUAL TABLE docs USING fts5(node_id UNINDEXED, owner UNINDEXED, label, aliases, summary, body,
     tokenize='porter unicode61 remove_diacritics 2');
@@ -39,7 +40,21 @@ CREATE INDEX edges_source ON edges(source);
 CREATE INDEX edges_target ON edges(target);
 CREATE INDEX edges_owner ON edges(owner);
 CREATE TABLE owner_hash(owner TEXT PRIMARY KEY, h TEXT);
+CREATE TABLE groups(owner TEXT PRIMARY KEY, data BLOB);
+CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB);
 """
+
+
+@dataclass
+class Kept:
+    """What the last run left for the next update to reuse (see `vault_kg.groups`): each owner's
+    finalized edge group as encoded before the post-assembly passes, the derived-edge digests,
+    the owners those passes touched, and the rank's edge table."""
+
+    groups: dict[str, bytes]
+    derived: dict[str, str]
+    touched: list[str]
+    table: Any
 
 
 class StoredRefs(Sequence):
@@ -78,12 +93,13 @@ class StoredRefs(Sequence):
 
 
 class StoredExtraction(Extraction):
-    """An extraction loaded from the cache: `refs` and the cold part of `meta` stay encoded
-    until first read (most of a load's cost, and an update reads them for a few sources only)."""
+    """An extraction loaded from the cache: `edges`, `refs` and the cold part of `meta` stay
+    encoded until first read. Decoding them is most of a load's cost, and an update reads them
+    for the few sources it re-derives; `nodes` and the hot meta are what every run needs."""
 
-    def __init__(self, source: str, digest: str, nodes: dict[str, Any], edges: list[Any], quarantine: str | None,
+    def __init__(self, source: str, digest: str, nodes: dict[str, Any], quarantine: str | None,
                  warnings: list[str], hot: dict[str, Any], cold: bytes) -> None:
-        self.source, self.hash, self.nodes, self.edges = source, digest, nodes, edges
+        self.source, self.hash, self.nodes = source, digest, nodes
         self.text, self.quarantine, self.warnings = "", quarantine, warnings
         self._hot, self._cold = hot, cold
 
@@ -93,18 +109,46 @@ class StoredExtraction(Extraction):
         return self._hot.get(key, default)
 
     def __getattr__(self, name: str) -> Any:
-        if name not in ("meta", "refs"):
+        if name not in COLD_FIELDS:
             raise AttributeError(name)
-        refs, cold = marshal.loads(self._cold)
+        refs, cold, edges = marshal.loads(self._cold)
         self.__dict__.setdefault("refs", StoredRefs(refs))
         self.__dict__.setdefault("meta", {**self._hot, **cold})
+        self.__dict__.setdefault("edges", edges)
         return self.__dict__[name]
+
+
+COLD_FIELDS = ("edges", "refs", "meta")
+
+
+class StoredEdges(Sequence):
+    """A source's resolved edges as stored: decoded only when the engine re-derives its group."""
+
+    __slots__ = ("blob", "_edges")
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+        self._edges: list[Any] | None = None
+
+    def _load(self) -> list[Any]:
+        if self._edges is None:
+            self._edges = marshal.loads(self.blob)
+        return self._edges
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._load()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
 
 
 def encode_extraction(ext: Any) -> tuple[bytes, bytes]:
     """An extraction as two marshal blobs (builtins only: faster to load than pickle), the part
     every load decodes and the part decoded on demand (see `StoredExtraction`); text left out."""
-    if isinstance(ext, StoredExtraction) and "meta" not in ext.__dict__ and "refs" not in ext.__dict__:
+    if isinstance(ext, StoredExtraction) and not any(f in ext.__dict__ for f in COLD_FIELDS):
         cold = ext._cold
         hot = ext._hot
     else:
@@ -113,8 +157,8 @@ def encode_extraction(ext: Any) -> tuple[bytes, bytes]:
         else:
             refs = [(r.source, r.target, r.relation, r.line, r.attrs) for r in ext.refs]
         hot = {k: v for k, v in ext.meta.items() if k in HOT_META}
-        cold = marshal.dumps((refs, {k: v for k, v in ext.meta.items() if k not in HOT_META}))
-    return marshal.dumps((ext.source, ext.hash, ext.nodes, ext.edges, ext.quarantine, ext.warnings, hot)), cold
+        cold = marshal.dumps((refs, {k: v for k, v in ext.meta.items() if k not in HOT_META}, ext.edges))
+    return marshal.dumps((ext.source, ext.hash, ext.nodes, ext.quarantine, ext.warnings, hot)), cold
 
 
 def decode_extraction(core: bytes, cold: bytes) -> StoredExtraction:
@@ -182,16 +226,16 @@ class ScopeCache:
     def load_all(self) -> tuple[dict[str, Any], dict[str, Any]]:
         extractions: dict[str, Any] = {}
         resolutions: dict[str, Any] = {}
-        for rel, ext, cold, res in self.con.execute("SELECT rel, ext, cold, res FROM sources"):
+        for rel, ext, cold, res, res_edges in self.con.execute("SELECT rel, ext, cold, res, res_edges FROM sources"):
             extractions[rel] = decode_extraction(ext, cold)
             if res is not None:
-                resolutions[rel] = marshal.loads(res)
+                resolutions[rel] = {**marshal.loads(res), "edges": StoredEdges(res_edges)}
         return extractions, resolutions
 
     def put_source(self, rel: str, size: int, mtime: int, digest: str, extraction: Any) -> None:
         core, cold = encode_extraction(extraction)
         self.con.execute(
-            "INSERT INTO sources(rel, size, mtime, hash, ext, cold, res) VALUES (?,?,?,?,?,?,NULL) "
+            "INSERT INTO sources(rel, size, mtime, hash, ext, cold, res, res_edges) VALUES (?,?,?,?,?,?,NULL,NULL) "
             "ON CONFLICT(rel) DO UPDATE SET size=excluded.size, mtime=excluded.mtime, hash=excluded.hash, ext=excluded.ext, cold=excluded.cold",
             (rel, size, mtime, digest, core, cold),
         )
@@ -205,7 +249,13 @@ class ScopeCache:
         self.con.execute("UPDATE sources SET size=?, mtime=? WHERE rel=?", (size, mtime, rel))
 
     def put_resolutions(self, items: Iterable[tuple[str, Any]]) -> None:
-        self.con.executemany("UPDATE sources SET res=? WHERE rel=?", [(marshal.dumps(v), k) for k, v in items])
+        """Per-source resolutions; their edges go in a column of their own, decoded on demand."""
+        rows = []
+        for rel, value in items:
+            edges = value["edges"]
+            blob = edges.blob if isinstance(edges, StoredEdges) else marshal.dumps(list(edges))
+            rows.append((marshal.dumps({k: v for k, v in value.items() if k != "edges"}), blob, rel))
+        self.con.executemany("UPDATE sources SET res=?, res_edges=? WHERE rel=?", rows)
 
     def delete_sources(self, rels: Iterable[str]) -> None:
         self.con.executemany("DELETE FROM sources WHERE rel=?", [(r,) for r in rels])
@@ -226,15 +276,39 @@ class ScopeCache:
             self.con.executemany("DELETE FROM docs WHERE owner = ?", [(o,) for o in owners])
         self.con.executemany("INSERT INTO docs(node_id, owner, label, aliases, summary, body) VALUES (?,?,?,?,?,?)", docs)
 
+    # kept groups (incremental assembly) -------------------------------------------------------
+    def load_kept(self) -> Kept | None:
+        """The last run's groups, digests and edge table; None when any part is missing."""
+        from .rank import EdgeTable
+
+        blobs = dict(self.con.execute("SELECT key, value FROM blobs WHERE key IN ('table', 'kept')"))
+        if "table" not in blobs or "kept" not in blobs:
+            return None
+        derived, touched = marshal.loads(blobs["kept"])
+        return Kept(dict(self.con.execute("SELECT owner, data FROM groups")), derived, touched, EdgeTable.from_bytes(blobs["table"]))
+
+    def put_groups(self, groups: dict[str, bytes], clear: bool, gone: Iterable[str]) -> None:
+        if clear:
+            self.con.execute("DELETE FROM groups")
+        self.con.executemany("DELETE FROM groups WHERE owner=?", [(o,) for o in gone])
+        self.con.executemany("INSERT OR REPLACE INTO groups VALUES (?,?)", groups.items())
+
+    def put_kept_state(self, derived: dict[str, str], touched: list[str]) -> None:
+        self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('kept', ?)", (marshal.dumps((derived, touched)),))
+
+    def put_table(self, table: Any) -> None:
+        self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('table', ?)", (table.to_bytes(),))
+
     # assembled graph -------------------------------------------------------------------------
-    def sync_graph(self, nodes: dict[str, dict[str, Any]], edges_by_owner: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes]) -> None:
+    def sync_graph(self, nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], candidates: set[str] | None = None) -> None:
         """Bring the query tables to this graph, touching only rows whose content changed.
 
-        `encoded` holds each owner's edge group already serialized (for graph.json); its hash
-        tells which owners changed without encoding anything twice. Call it before ranking:
-        node rows hold everything but rank and community, which `sync_ranks` writes. Rows
-        stream into `executemany` from generators, so a cold build never holds every row's
-        JSON text at once.
+        `encoded` holds every owner's edge group serialized (for graph.json); its hash tells
+        which owners changed. `candidates` limits that check to owners that may have changed
+        (None: all); `groups` must hold the edges of every candidate still in `encoded`.
+        Call it before ranking: node rows hold everything but rank and community, which
+        `sync_ranks` writes. Rows stream into `executemany` from generators, so a cold build
+        never holds every row's JSON text at once.
         """
         old_nodes = dict(self.con.execute("SELECT id, h FROM nodes"))
         self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes if n not in nodes])
@@ -248,17 +322,24 @@ class ScopeCache:
 
         self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows())
         old_owners = dict(self.con.execute("SELECT owner, h FROM owner_hash"))
+        if candidates is None:
+            candidates = set(old_owners) | set(encoded)
         hashes = []
-        for owner, group in edges_by_owner.items():
-            digest = hashlib.blake2b(encoded[owner], digest_size=12).hexdigest()
-            if old_owners.pop(owner, None) != digest:
+        gone = []
+        for owner in sorted(candidates):
+            blob = encoded.get(owner)
+            if blob is None:
+                if owner in old_owners:
+                    gone.append(owner)
+                continue
+            digest = hashlib.blake2b(blob, digest_size=12).hexdigest()
+            if old_owners.get(owner) != digest:
                 hashes.append((owner, digest))
-        gone = list(old_owners)
         self.con.executemany("DELETE FROM edges WHERE owner=?", [(o,) for o, _ in hashes] + [(o,) for o in gone])
         self.con.executemany("DELETE FROM owner_hash WHERE owner=?", [(o,) for o in gone])
         self.con.executemany(
             "INSERT INTO edges VALUES (?,?,?,?,?)",
-            ((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for owner, _ in hashes for e in edges_by_owner[owner]),
+            ((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for owner, _ in hashes for e in groups[owner]),
         )
         self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
 

@@ -62,15 +62,18 @@ def single_view(scope: Optional[list[str]], vault: Optional[Path]):
 
 
 def _progress_runner(total_hint: bool):
-    """A rich progress bar on stderr for long runs; silent for short ones and non-terminals."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    """A rich progress bar on stderr for long runs; silent for short ones and non-terminals.
 
+    rich is imported only once a run turns out long: a one-note update should not pay for it.
+    """
     state: dict[str, Any] = {}
 
     def callback(rel: str, done: int, total: int) -> None:
         if total < 200 or not sys.stderr.isatty():
             return
         if "bar" not in state:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
             bar = Progress(TextColumn("extracting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), TextColumn("{task.description}"), transient=True)
             bar.start()
             state["bar"] = bar

@@ -21,9 +21,11 @@ from typing import Any, Callable
 from . import __version__, model as m
 from . import rank, store
 from .adapter import Resolution, ScopeAdapter, SourceSkip
-from .cache import ScopeCache
+from .cache import Kept, ScopeCache
+from .groups import OwnerGroups, by_owner, signatures
 from .errors import KgError
 from .scopes import Scope
+from graph_out.graph_json import encode_group
 
 Progress = Callable[[str, int, int], None]
 
@@ -279,14 +281,27 @@ def _run_locked(
     if rebuild_all:
         previous = {rel: None for rel in extractions}
         per_source = {}
-    resolution = _resolve(adapter, extractions, previous, per_source, cache)
-    nodes, edges_by_owner = assemble(extractions, resolution, result)
+    resolution, recomputed = _resolve(adapter, extractions, previous, per_source, cache)
+    nodes = assemble_nodes(extractions, resolution)
+    derived = by_owner(resolution.derived)
+    derived_sigs = signatures(derived)
+    kept = None
+    if not rebuild_all and recomputed is not None and getattr(adapter, "edges_owned_by_source", False):
+        kept = cache.load_kept()
+    dirty = None if kept is None else _dirty_owners(kept, nodes, previous, recomputed, derived_sigs)
+    live = finalize_groups(raw_edges(extractions, resolution, derived, dirty), nodes, result)
+    cache.put_groups({owner: encode_group(group) for owner, group in live.items() if group}, clear=dirty is None, gone=[o for o, g in live.items() if not g])
+    edges_by_owner = OwnerGroups(live, kept.groups if kept else {})
+    for owner in kept.touched if kept else ():
+        if owner in edges_by_owner:
+            edges_by_owner.group(owner)
     ctx.nodes, ctx.edges_by_owner = nodes, edges_by_owner
     for post in passes(scope.kind, "post_assembly"):
         post(ctx)
     cache.set_meta("deps", dict(sorted(ctx.deps.items())))
     cache.set_meta("retry", ctx.retry)
-    data = _rank_and_write(scope, layout, cache, nodes, edges_by_owner, result, lambda: _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all))
+    cache.put_kept_state(derived_sigs, sorted(edges_by_owner.accessed))
+    data = _rank_and_write(scope, layout, cache, nodes, edges_by_owner, kept, result, lambda: _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all))
     for rel in sorted(extractions):
         ext = extractions[rel]
         if ext.quarantine:
@@ -297,17 +312,29 @@ def _run_locked(
     st = layout.graph_json.stat()
     cache.set_meta("artifacts", {"graph_json": [st.st_size, st.st_mtime_ns], "report": layout.report.exists()})
     cache.set_meta("graph", data["graph"])
-    result.nodes, result.edges = len(data["nodes"]), len(data["edges"])
+    result.nodes, result.edges = len(data["nodes"]), data["graph"]["counts"]["edges"]
     result.pending = data["graph"]["counts"].get("pending", 0)
 
 
-def _resolve(adapter: ScopeAdapter, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any], cache: ScopeCache) -> Resolution:
+def _resolve(
+    adapter: ScopeAdapter, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any], cache: ScopeCache
+) -> tuple[Resolution, set[str] | None]:
+    """The resolution, and the sources whose own resolution was redone (None: all of them)."""
     incremental = getattr(adapter, "resolve_incremental", None)
     if incremental is None:
-        return adapter.resolve(extractions)
+        return adapter.resolve(extractions), None
     resolution, recomputed = incremental(extractions, previous, per_source)
     cache.put_resolutions((rel, value) for rel, value in recomputed.items() if rel in extractions)
-    return resolution
+    return resolution, set(recomputed)
+
+
+def _dirty_owners(kept: Kept, nodes: dict[str, dict[str, Any]], previous: dict[str, Any], recomputed: set[str], derived_sigs: dict[str, str]) -> set[str]:
+    """Owners whose edge group must be derived again: their source or its resolution changed,
+    the derived edges they own changed, or a kept edge of theirs points at a node that is gone."""
+    dirty = set(previous) | recomputed
+    dirty.update(o for o in derived_sigs.keys() | kept.derived.keys() if derived_sigs.get(o) != kept.derived.get(o))
+    dirty.update(rank.owners_of_rows_to(kept.table, set(kept.table.ids) - nodes.keys()))
+    return dirty
 
 
 def _artifacts_current(layout: store.Layout, cache: ScopeCache) -> bool:
@@ -380,20 +407,14 @@ def _explicit(
     return sorted(set(candidates)), removed  # `kg update a.md a.md` or overlapping folders: each file once
 
 
-def assemble(
-    extractions: dict[str, m.Extraction], resolution: Resolution, result: RunResult | None = None
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """Fold extractions (sorted by source) and the resolution into nodes and per-owner edge lists.
+def assemble_nodes(extractions: dict[str, m.Extraction], resolution: Resolution) -> dict[str, dict[str, Any]]:
+    """Fold the nodes of every extraction (sorted by source) and of the resolution.
 
-    Parallel duplicates from one owner (the same link twice) become one edge with `lines`. An
-    edge's `key` is its relation, or `relation@owner` when a file other than the source node's
-    own file asserts it, so keys are unique without looking at the rest of the graph.
+    A shared node (a tag, an entity) takes its attributes from its first source and lists all.
     """
     nodes: dict[str, dict[str, Any]] = {}
-    raw: dict[str, list[dict[str, Any]]] = {}
     for rel in sorted(extractions):
-        ext = extractions[rel]
-        for nid, attrs in ext.nodes.items():
+        for nid, attrs in extractions[rel].nodes.items():
             existing = nodes.get(nid)
             if existing is None:
                 node = dict(attrs)
@@ -402,8 +423,6 @@ def assemble(
                 nodes[nid] = node
             elif "sources" in existing:
                 existing["sources"].append(rel)
-        for e in ext.edges:
-            raw.setdefault(e["owner"], []).append(e)
     for nid, attrs in resolution.nodes.items():
         if nid in nodes:
             nodes[nid].update(attrs)
@@ -411,18 +430,62 @@ def assemble(
             node = dict(attrs)
             node.pop("shared", None)
             nodes[nid] = node
+    return nodes
+
+
+def raw_edges(
+    extractions: dict[str, m.Extraction], resolution: Resolution, derived: dict[str, list[dict[str, Any]]], owners: set[str] | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Each owner's edges before finalizing: its extraction's, its resolution's, the derived ones.
+
+    `owners` None means all of them; otherwise only those (and the adapter must keep every
+    extraction's edges owned by that extraction's source, which makes the lookup direct).
+    """
+    raw: dict[str, list[dict[str, Any]]] = {}
+    if owners is None:
+        for rel in sorted(extractions):
+            for e in extractions[rel].edges:
+                raw.setdefault(e["owner"], []).append(e)
+    else:
+        raw = {o: list(extractions[o].edges) if o in extractions else [] for o in owners}
     for e in resolution.edges:
-        raw.setdefault(e["owner"], []).append(e)
+        owner = e["owner"]
+        if owners is None:
+            raw.setdefault(owner, []).append(e)
+        elif owner in raw:
+            raw[owner].append(e)
+    for owner in sorted(resolution.owned) if owners is None else sorted(owners & resolution.owned.keys()):
+        raw.setdefault(owner, []).extend(resolution.owned[owner])
+    for owner, edges in derived.items():
+        if owners is None or owner in raw:
+            raw.setdefault(owner, []).extend(edges)
+    return raw
+
+
+def finalize_groups(raw: dict[str, list[dict[str, Any]]], nodes: dict[str, dict[str, Any]], result: RunResult | None = None) -> dict[str, list[dict[str, Any]]]:
+    """`finalize_edges` for every owner in `raw` (an empty list for an owner left with none)."""
     dropped = 0
     grouped: dict[str, list[dict[str, Any]]] = {}
     for owner in sorted(raw):
-        group = finalize_edges(owner, raw[owner], nodes)
+        grouped[owner] = finalize_edges(owner, raw[owner], nodes)
         dropped += sum(1 for e in raw[owner] if e["source"] not in nodes or e["target"] not in nodes)
-        if group:
-            grouped[owner] = group
     if dropped and result is not None:
         result.warnings.append(f"{dropped} edge(s) pointed at nodes no source owns; dropped")
-    return nodes, grouped
+    return grouped
+
+
+def assemble(
+    extractions: dict[str, m.Extraction], resolution: Resolution, result: RunResult | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The whole graph from scratch: nodes, and every owner's finalized edge group.
+
+    Parallel duplicates from one owner (the same link twice) become one edge with `lines`. An
+    edge's `key` is its relation, or `relation@owner` when a file other than the source node's
+    own file asserts it, so keys are unique without looking at the rest of the graph.
+    """
+    nodes = assemble_nodes(extractions, resolution)
+    groups = finalize_groups(raw_edges(extractions, resolution, by_owner(resolution.derived), None), nodes, result)
+    return nodes, {owner: group for owner, group in groups.items() if group}
 
 
 def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -454,22 +517,26 @@ def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dic
 
 def _rank_and_write(
     scope: Scope, layout: store.Layout, cache: ScopeCache, nodes: dict[str, dict[str, Any]],
-    edges_by_owner: dict[str, list[dict[str, Any]]], result: RunResult, meanwhile: Callable[[], None],
+    edges_by_owner: OwnerGroups, kept: Kept | None, result: RunResult, meanwhile: Callable[[], None],
 ) -> dict[str, Any]:
     """Rank, cluster, sync the query tables and write the artifacts.
 
-    Leiden runs in a forked child (`rank.Clustering`) while this process encodes the edge groups,
-    syncs the cache and runs `meanwhile`; each edge group is encoded once, for both the cache's
-    change detection and graph.json.
+    With `kept` (an update), the edge table is the kept one with the rows of the re-derived
+    owners replaced, and only those owners' groups are encoded and synced; kept groups go into
+    graph.json as the bytes they are. Leiden runs in a forked child (`rank.Clustering`) while
+    this process syncs the cache and runs `meanwhile`.
     """
-    from graph_out.graph_json import encode_group
-
-    edges = [e for owner in sorted(edges_by_owner) for e in edges_by_owner[owner]]
-    table = rank.edge_table(nodes, edges)
+    owners = edges_by_owner.owners()
+    fresh = edges_by_owner.live
+    table = rank.patched(kept.table, nodes, owners, fresh) if kept is not None else None
+    if table is None:
+        table = rank.edge_table(nodes, {owner: edges_by_owner.group(owner) for owner in owners})
+        fresh = edges_by_owner.live
+    cache.put_table(table)
     clustering = rank.Clustering(nodes, table)
     try:
-        encoded = {owner: encode_group(edges_by_owner[owner]) for owner in sorted(edges_by_owner)}
-        cache.sync_graph(nodes, edges_by_owner, encoded)
+        encoded = edges_by_owner.encoded()
+        cache.sync_graph(nodes, fresh, encoded, None if kept is None else set(fresh) | set(kept.touched))
         meanwhile()
         ranks = rank.pagerank(nodes, table)
         for nid, attrs in nodes.items():
@@ -481,11 +548,21 @@ def _rank_and_write(
         if nid in assignment:
             attrs["community"] = assignment[nid]
     cache.sync_ranks(nodes)
-    return _write_artifacts(scope, layout, nodes, edges, encoded, ranks, communities, result)
+    edges = edges_by_owner.all_edges() if _needs_edge_list(scope, nodes) else []
+    return _write_artifacts(scope, layout, nodes, edges, table, encoded, ranks, communities, result)
+
+
+def _needs_edge_list(scope: Scope, nodes: dict[str, Any]) -> bool:
+    """Whether the report (import cycles, code scopes) or an inline graph.html needs every edge."""
+    from .html_job import HTML_INLINE_NODES
+
+    mode = os.environ.get("KG_HTML", "auto").lower()
+    html_inline = mode == "inline" or (mode not in ("off", "0", "false", "no") and len(nodes) <= HTML_INLINE_NODES)
+    return scope.kind == "code" or html_inline
 
 
 def _write_artifacts(
-    scope: Scope, layout: store.Layout, nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]],
+    scope: Scope, layout: store.Layout, nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]], table: rank.EdgeTable,
     encoded: dict[str, bytes], ranks: dict[str, float], communities: list[dict[str, Any]], result: RunResult,
 ) -> dict[str, Any]:
     """graph.json (edges spliced from `encoded`, the per-owner groups in owner order), report, brief, html."""
@@ -495,7 +572,7 @@ def _write_artifacts(
     gods = rank.god_nodes(nodes, ranks)
     counts = {
         "nodes": len(nodes),
-        "edges": len(edges),
+        "edges": len(table.src),
         "sources": result.sources,
         "unresolved": sum(1 for a in nodes.values() if a.get("kind") == m.UNRESOLVED),
         "unresolved_calls": sum(int(a.get("unresolved_calls") or 0) for a in nodes.values()),
@@ -503,7 +580,7 @@ def _write_artifacts(
         "stale": sum(1 for a in nodes.values() if a.get("status") == m.STALE),
         "pending": sum(1 for a in nodes.values() if a.get("status") == m.PENDING),
         "by_kind": _count_by(nodes.values(), "kind"),
-        "by_relation": _count_by(edges, "relation"),
+        "by_relation": table.relation_counts(),
     }
     result.unresolved = counts["unresolved"] + counts["unresolved_calls"]
     graph_attrs = {
@@ -521,7 +598,7 @@ def _write_artifacts(
     graph_attrs.update(result.extra.pop("graph_attrs", {}))
     data = node_link(graph_attrs, nodes, edges)
     for path, payload in (
-        (layout.graph_json, encode_node_link(graph_attrs, nodes, encoded.values())),
+        (layout.graph_json, encode_node_link(data, encoded.values())),
         (layout.report, render_report(data).encode()),
     ):
         if store.write_if_changed(path, payload):
@@ -537,8 +614,8 @@ def _write_artifacts(
         "stale": graph_attrs.get("stale", []),
         "conventions": [
             {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
-            for nid, a in sorted(nodes.items())
-            if a.get("kind") == m.NOTE and a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED) and any(t.startswith("convention/") for t in a.get("tags", []))
+            for nid, a in sorted((nid, a) for nid, a in nodes.items() if a.get("kind") == m.NOTE and any(t.startswith("convention/") for t in a.get("tags", [])))
+            if a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED)
         ],
     }
     store.write_if_changed(layout.brief, store.dumps_json(brief))

@@ -10,6 +10,7 @@ and calls made from decorators count a tenth.
 
 from __future__ import annotations
 
+import marshal
 import random
 import re
 from dataclasses import dataclass
@@ -33,32 +34,117 @@ def is_test_path(path: str) -> bool:
 
 @dataclass
 class EdgeTable:
-    """The graph as numpy arrays over sorted node ids: built once, shared by rank and communities."""
+    """The graph as numpy arrays over sorted node ids: built once, shared by rank and communities.
+
+    Rows come owner by owner (owners sorted, each group in its order), and remember their owner
+    and relation, so an update can replace the rows of the owners it re-derived (`patched`)
+    and get exactly the table a full build would.
+    """
 
     ids: list[str]
     src: np.ndarray
     dst: np.ndarray
     weight: np.ndarray
-    meaning: np.ndarray
-    hub: np.ndarray
+    relation: np.ndarray
+    relations: list[str]
+    owner: np.ndarray
+    owners: list[str]
+
+    @property
+    def meaning(self) -> np.ndarray:
+        return np.array([r not in RANK_RELATIONS_SKIP for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
+
+    @property
+    def hub(self) -> np.ndarray:
+        return np.array([r in HUB_RELATIONS for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
+
+    def relation_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.relation, minlength=len(self.relations))
+        return dict(sorted((self.relations[i], int(c)) for i, c in enumerate(counts) if c))
+
+    def to_bytes(self) -> bytes:
+        arrays = [a.astype(t).tobytes() for a, t in zip((self.src, self.dst, self.weight, self.relation, self.owner), STORED_DTYPES)]
+        return marshal.dumps((self.ids, self.relations, self.owners, *arrays))
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> "EdgeTable":
+        ids, relations, owners, *arrays = marshal.loads(blob)
+        src, dst, weight, relation, owner = (np.frombuffer(a, t).astype(np.float64 if t == np.float64 else np.int64) for a, t in zip(arrays, STORED_DTYPES))
+        return cls(ids, src, dst, weight, relation, relations, owner, owners)
 
 
-def edge_table(nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]]) -> EdgeTable:
+STORED_DTYPES = (np.int32, np.int32, np.float64, np.int16, np.int32)
+
+
+def _rows(index: dict[str, int], groups: dict[str, list[dict[str, Any]]], relation_code: dict[str, int], owner_code: dict[str, int]) -> tuple[list[int], list[int], list[float], list[int], list[int]]:
+    src: list[int] = []
+    dst: list[int] = []
+    weight: list[float] = []
+    relation: list[int] = []
+    owner: list[int] = []
+    for name, edges in groups.items():
+        code = owner_code[name]
+        for e in edges:
+            src.append(index[e["source"]])
+            dst.append(index[e["target"]])
+            w = e.get("score") or 0.0
+            weight.append(w * 0.1 if e.get("decorator") else w)
+            relation.append(relation_code.setdefault(e["relation"], len(relation_code)))
+            owner.append(code)
+    return src, dst, weight, relation, owner
+
+
+def edge_table(nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]]) -> EdgeTable:
+    """The table of `groups` (owner → edges, in owner order) over `nodes`."""
     ids = sorted(nodes)
     index = {nid: i for i, nid in enumerate(ids)}
-    src = np.array([index[e["source"]] for e in edges], dtype=np.int64)
-    dst = np.array([index[e["target"]] for e in edges], dtype=np.int64)
-    weight = np.array([e.get("score") or 0.0 for e in edges], dtype=float)
-    decorated = [i for i, e in enumerate(edges) if "decorator" in e and e["decorator"]]
-    if decorated:
-        weight[decorated] *= 0.1
-    codes: dict[str, int] = {}
-    relation = np.array([codes.setdefault(e["relation"], len(codes)) for e in edges], dtype=np.int64)
-    skip = np.array([r in RANK_RELATIONS_SKIP for r in codes], dtype=bool)
-    hubs = np.array([r in HUB_RELATIONS for r in codes], dtype=bool)
-    meaning = ~skip[relation] if len(edges) else np.zeros(0, dtype=bool)
-    hub = hubs[relation] if len(edges) else np.zeros(0, dtype=bool)
-    return EdgeTable(ids, src, dst, weight, meaning, hub)
+    owners = list(groups)
+    relation_code: dict[str, int] = {}
+    src, dst, weight, relation, owner = _rows(index, groups, relation_code, {o: i for i, o in enumerate(owners)})
+    return EdgeTable(ids, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(weight, dtype=np.float64),
+                     np.array(relation, dtype=np.int64), list(relation_code), np.array(owner, dtype=np.int64), owners)
+
+
+def owners_of_rows_to(table: EdgeTable, gone: set[str]) -> set[str]:
+    """Owners with a row whose source or target is one of the `gone` node ids."""
+    if not gone or not len(table.src):
+        return set()
+    marked = np.zeros(len(table.ids), dtype=bool)
+    marked[[i for i, nid in enumerate(table.ids) if nid in gone]] = True
+    rows = marked[table.src] | marked[table.dst]
+    return {table.owners[o] for o in np.unique(table.owner[rows]).tolist()}
+
+
+def patched(old: EdgeTable, nodes: dict[str, dict[str, Any]], owners: list[str], fresh: dict[str, list[dict[str, Any]]]) -> EdgeTable | None:
+    """`old` with the rows of every owner in `fresh` replaced (and of owners no longer in
+    `owners` dropped), over the new node ids; equal to `edge_table` of the whole graph.
+
+    None when a kept row points at a node that is gone: its owner should have been re-derived,
+    and the caller falls back to a full build rather than trust the table.
+    """
+    ids = sorted(nodes)
+    index = {nid: i for i, nid in enumerate(ids)}
+    node_map = np.array([index.get(nid, -1) for nid in old.ids], dtype=np.int64)
+    owner_code = {o: i for i, o in enumerate(owners)}
+    owner_map = np.array([-1 if o in fresh else owner_code.get(o, -1) for o in old.owners], dtype=np.int64)
+    keep = owner_map[old.owner] >= 0 if len(old.owner) else np.zeros(0, dtype=bool)
+    src, dst = node_map[old.src[keep]], node_map[old.dst[keep]]
+    if (src < 0).any() or (dst < 0).any():
+        return None
+    relation_code = {r: i for i, r in enumerate(old.relations)}
+    new_src, new_dst, new_weight, new_relation, new_owner = _rows(index, {o: fresh[o] for o in owners if o in fresh}, relation_code, owner_code)
+    owner = np.concatenate((owner_map[old.owner[keep]], np.array(new_owner, dtype=np.int64)))
+    order = np.argsort(owner, kind="stable")
+    return EdgeTable(
+        ids,
+        np.concatenate((src, np.array(new_src, dtype=np.int64)))[order],
+        np.concatenate((dst, np.array(new_dst, dtype=np.int64)))[order],
+        np.concatenate((old.weight[keep], np.array(new_weight, dtype=np.float64)))[order],
+        np.concatenate((old.relation[keep], np.array(new_relation, dtype=np.int64)))[order],
+        list(relation_code),
+        owner[order],
+        owners,
+    )
 
 
 def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 0.85) -> dict[str, float]:
