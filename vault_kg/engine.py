@@ -14,18 +14,20 @@ import hashlib
 import importlib
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from graph_out.graph_json import encode_group
 
 from . import __version__, model as m
 from . import rank, store
 from .adapter import Resolution, ScopeAdapter, SourceSkip
 from .cache import Kept, ScopeCache
-from .groups import OwnerGroups, by_owner, signatures
 from .errors import KgError
+from .groups import OwnerGroups, by_owner, signatures
 from .scopes import Scope
-from graph_out.graph_json import encode_group
 
 Progress = Callable[[str, int, int], None]
 
@@ -570,16 +572,18 @@ def _write_artifacts(
     from graph_out.report import render_report
 
     gods = rank.god_nodes(nodes, ranks)
+    kinds = Counter(str(a.get("kind")) for a in nodes.values())
+    statuses = Counter(a.get("status") for a in nodes.values())
     counts = {
         "nodes": len(nodes),
         "edges": len(table.src),
         "sources": result.sources,
-        "unresolved": sum(1 for a in nodes.values() if a.get("kind") == m.UNRESOLVED),
-        "unresolved_calls": sum(int(a.get("unresolved_calls") or 0) for a in nodes.values()),
-        "quarantined": sum(1 for a in nodes.values() if a.get("status") == m.QUARANTINED),
-        "stale": sum(1 for a in nodes.values() if a.get("status") == m.STALE),
-        "pending": sum(1 for a in nodes.values() if a.get("status") == m.PENDING),
-        "by_kind": _count_by(nodes.values(), "kind"),
+        "unresolved": kinds.get(m.UNRESOLVED, 0),
+        "unresolved_calls": sum(int(a["unresolved_calls"] or 0) for a in nodes.values() if "unresolved_calls" in a),
+        "quarantined": statuses.get(m.QUARANTINED, 0),
+        "stale": statuses.get(m.STALE, 0),
+        "pending": statuses.get(m.PENDING, 0),
+        "by_kind": dict(sorted(kinds.items())),
         "by_relation": table.relation_counts(),
     }
     result.unresolved = counts["unresolved"] + counts["unresolved_calls"]
@@ -614,7 +618,7 @@ def _write_artifacts(
         "stale": graph_attrs.get("stale", []),
         "conventions": [
             {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
-            for nid, a in sorted((nid, a) for nid, a in nodes.items() if a.get("kind") == m.NOTE and any(t.startswith("convention/") for t in a.get("tags", [])))
+            for nid, a in sorted((nid, a) for nid, a in nodes.items() if a.get("kind") == m.NOTE and "\nconvention/" in "\n" + "\n".join(a.get("tags") or ()))
             if a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED)
         ],
     }
@@ -647,14 +651,6 @@ def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -
         store.sweep_temp(layout.out, ("graph.html",))
         if store.write_if_changed(layout.html, render_html(data).encode()):
             result.written.append(str(layout.html))
-
-
-def _count_by(items: Any, key: str) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        value = str(item.get(key))
-        counts[value] = counts.get(value, 0) + 1
-    return dict(sorted(counts.items()))
 
 
 def _update_docs(cache: ScopeCache, adapter: ScopeAdapter, extractions: dict[str, m.Extraction], changed: list[str], removed: list[str], rebuild_all: bool) -> None:

@@ -2,8 +2,9 @@
 
 Large graphs take seconds to lay out, which an update (and the hook behind it) must not wait
 for: the engine renders small graphs inline and hands large ones to this module in a detached
-process (`python -m vault_kg.html_job OUT_DIR`). Renders queue on the lock and each reads the
-newest graph.json, so the last one to finish always matches the last graph written.
+process (`python -m vault_kg.html_job OUT_DIR`), at low priority. Renders queue on the lock,
+each reads the newest graph.json, and a render that finds one already waiting leaves, so the last
+one to finish always matches the last graph written and a burst of edits renders twice at most.
 """
 
 from __future__ import annotations
@@ -17,17 +18,32 @@ HTML_INLINE_NODES = int(os.environ.get("KG_HTML_INLINE_NODES", "3000"))
 
 
 def render_now(out: Path) -> bool:
-    """Render `out/graph.html` from `out/graph.json`; True when the file changed."""
-    from filelock import FileLock
+    """Render `out/graph.html` from `out/graph.json`; True when the file changed.
+
+    At most one render runs and one waits: a render that finds another already waiting leaves
+    at once, since the waiting one reads graph.json only when it starts, so it will draw the
+    newest graph anyway. A burst of edits costs two renders, not one per edit.
+    """
+    from filelock import FileLock, Timeout
 
     from graph_out.html import render_html
 
     from .store import load_json, sweep_temp, write_if_changed
 
-    with FileLock(str(out / ".html.lock"), timeout=600):
-        sweep_temp(out, ("graph.html",))
-        data = load_json(out / "graph.json")
-        return write_if_changed(out / "graph.html", render_html(data).encode("utf-8"))
+    waiting = FileLock(str(out / ".html.waiting"))
+    try:
+        waiting.acquire(timeout=0)
+    except Timeout:
+        return False
+    try:
+        with FileLock(str(out / ".html.lock"), timeout=600):
+            waiting.release()
+            sweep_temp(out, ("graph.html",))
+            data = load_json(out / "graph.json")
+            return write_if_changed(out / "graph.html", render_html(data).encode("utf-8"))
+    finally:
+        if waiting.is_locked:
+            waiting.release()
 
 
 def render_later(out: Path) -> None:
@@ -40,4 +56,5 @@ def render_later(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    os.nice(10)  # a background nicety: the updates and hooks that follow must not wait on it
     render_now(Path(sys.argv[1]))
