@@ -236,6 +236,14 @@ def _run_locked(
         _fill_counts(result, cache)
         return
 
+    _assemble_and_write(scope, adapter, layout, cache, stats, to_read, removed, force, rebuild_all, artifacts_ok, outside_changed, full_listing, progress, result)
+
+
+def _assemble_and_write(
+    scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache, stats: dict[str, tuple[int, int, str]],
+    to_read: list[tuple[str, os.stat_result]], removed: list[str], force: bool, rebuild_all: bool, artifacts_ok: bool, outside_changed: bool,
+    full_listing: bool, progress: Progress | None, result: RunResult,
+) -> None:
     extractions, per_source = cache.load_all()
     previous: dict[str, m.Extraction | None] = {}
     total = len(to_read)
@@ -292,6 +300,7 @@ def _run_locked(
         kept = cache.load_kept()
     dirty = None if kept is None else _dirty_owners(kept, nodes, previous, recomputed, derived_sigs)
     live = finalize_groups(raw_edges(extractions, resolution, derived, dirty), nodes, result)
+    result.extra["rederived_owners"] = len(live) if dirty is not None else "all"
     cache.put_groups({owner: encode_group(group) for owner, group in live.items() if group}, clear=dirty is None, gone=[o for o, g in live.items() if not g])
     edges_by_owner = OwnerGroups(live, kept.groups if kept else {})
     for owner in kept.touched if kept else ():
@@ -303,7 +312,8 @@ def _run_locked(
     cache.set_meta("deps", dict(sorted(ctx.deps.items())))
     cache.set_meta("retry", ctx.retry)
     cache.put_kept_state(derived_sigs, sorted(edges_by_owner.accessed))
-    data = _rank_and_write(scope, layout, cache, nodes, edges_by_owner, kept, result, lambda: _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all))
+    data = _rank_and_write(scope, layout, cache, nodes, edges_by_owner, kept, result)
+    _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all)
     for rel in sorted(extractions):
         ext = extractions[rel]
         if ext.quarantine:
@@ -519,14 +529,13 @@ def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dic
 
 def _rank_and_write(
     scope: Scope, layout: store.Layout, cache: ScopeCache, nodes: dict[str, dict[str, Any]],
-    edges_by_owner: OwnerGroups, kept: Kept | None, result: RunResult, meanwhile: Callable[[], None],
+    edges_by_owner: OwnerGroups, kept: Kept | None, result: RunResult,
 ) -> dict[str, Any]:
     """Rank, cluster, sync the query tables and write the artifacts.
 
     With `kept` (an update), the edge table is the kept one with the rows of the re-derived
     owners replaced, and only those owners' groups are encoded and synced; kept groups go into
-    graph.json as the bytes they are. Leiden runs in a forked child (`rank.Clustering`) while
-    this process syncs the cache and runs `meanwhile`.
+    graph.json as the bytes they are.
     """
     owners = edges_by_owner.owners()
     fresh = edges_by_owner.live
@@ -535,17 +544,12 @@ def _rank_and_write(
         table = rank.edge_table(nodes, {owner: edges_by_owner.group(owner) for owner in owners})
         fresh = edges_by_owner.live
     cache.put_table(table)
-    clustering = rank.Clustering(nodes, table)
-    try:
-        encoded = edges_by_owner.encoded()
-        cache.sync_graph(nodes, fresh, encoded, None if kept is None else set(fresh) | set(kept.touched))
-        meanwhile()
-        ranks = rank.pagerank(nodes, table)
-        for nid, attrs in nodes.items():
-            attrs["rank"] = ranks.get(nid, 0.0)
-        assignment, communities = clustering.finish(ranks)
-    finally:
-        clustering.close()
+    encoded = edges_by_owner.encoded()
+    cache.sync_graph(nodes, fresh, encoded, None if kept is None else set(fresh) | set(kept.touched))
+    ranks = rank.pagerank(nodes, table)
+    for nid, attrs in nodes.items():
+        attrs["rank"] = ranks.get(nid, 0.0)
+    assignment, communities = rank.communities(nodes, table, ranks)
     for nid, attrs in nodes.items():
         if nid in assignment:
             attrs["community"] = assignment[nid]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main() -> None:
+    # numpy's OpenBLAS would start a thread per core that spins after any BLAS call; nothing
+    # here needs threaded linear algebra, and on 2 cores the spinning steals from real work.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = sys.argv[1:]
     if argv[:1] == ["hook"]:
         from hooks.dispatch import main as hook_main

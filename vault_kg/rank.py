@@ -190,66 +190,49 @@ def god_nodes(nodes: dict[str, dict[str, Any]], ranks: dict[str, float], limit: 
     return found
 
 
-class Clustering:
-    """Leiden communities, started in a forked child (see `forked`) and finished with the ranks."""
+def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """igraph's Leiden (modularity, fixed seed) on the undirected weighted graph; stable ids.
 
-    def __init__(self, nodes: dict[str, dict[str, Any]], table: EdgeTable) -> None:
-        from .forked import Forked
-
-        self.nodes, self.table = nodes, table
-        member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS for nid in table.ids], dtype=bool)
-        self.positions = np.flatnonzero(member)
-        n = len(self.positions)
-        self.membership: Forked[list[int]] | None = None
-        if not n:
-            return
-        remap = np.full(len(table.ids), -1, dtype=np.int64)
-        remap[self.positions] = np.arange(n)
-        keep = member[table.src] & member[table.dst] & (table.src != table.dst)
-        a, b = remap[table.src[keep]], remap[table.dst[keep]]
-        w = table.weight[keep] * np.where(table.hub[keep], 0.3, 1.0)
-        lo, hi = np.minimum(a, b), np.maximum(a, b)
-        keys, inverse = np.unique(lo * n + hi, return_inverse=True)
-        self.weights = np.bincount(inverse, weights=w)
-        self.pairs = np.column_stack((keys // n, keys % n))
-        self.membership = Forked(leiden, n, self.pairs, self.weights) if len(keys) > FORK_MIN_PAIRS else None
-
-    def close(self) -> None:
-        if self.membership is not None:
-            self.membership.close()
-
-    def finish(self, ranks: dict[str, float]) -> tuple[dict[str, int], list[dict[str, Any]]]:
-        """Node → community id, and the community table (name from the most central members,
-        size, cohesion). Ids are ordered by size, then by first member."""
-        nodes, table = self.nodes, self.table
-        if not len(self.positions):
-            return {}, []
-        pairs, weights = self.pairs, self.weights
-        found = self.membership.result() if self.membership is not None else leiden(len(self.positions), pairs, weights)
-        member_ids = [table.ids[p] for p in self.positions]
-        groups: dict[int, list[str]] = {}
-        for i, label in enumerate(found):
-            groups.setdefault(label, []).append(member_ids[i])
-        ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
-        assignment: dict[str, int] = {}
-        for cid, members in enumerate(ordered):
-            for nid in members:
-                assignment[nid] = cid
-        community = np.array([assignment[nid] for nid in member_ids], dtype=np.int64)
-        cs, ct = community[pairs[:, 0]], community[pairs[:, 1]]
-        k = len(ordered)
-        internal = np.bincount(cs[cs == ct], weights=weights[cs == ct], minlength=k)
-        total = np.bincount(cs, weights=weights, minlength=k) + np.bincount(ct[cs != ct], weights=weights[cs != ct], minlength=k)
-        table_rows: list[dict[str, Any]] = []
-        for cid, members in enumerate(ordered):
-            top = sorted(members, key=lambda nid: (-ranks.get(nid, 0.0), nid))[:5]
-            named = [nodes[nid].get("label", nid) for nid in top if nid in ranks][:2] or [nodes[top[0]].get("label", top[0])]
-            cohesion = round(float(internal[cid] / total[cid]), 3) if total[cid] else 1.0
-            table_rows.append({"id": cid, "name": " · ".join(str(x) for x in named), "size": len(members), "members_top": top, "cohesion": cohesion})
-        return assignment, table_rows
-
-
-FORK_MIN_PAIRS = 20_000
+    Tags join with weight 0.3 so notes that share topics cluster; unresolved targets and external
+    modules stay out. Ids are ordered by size, then by first member. Returns node → community id
+    and the community table (name from the most central members, size, cohesion).
+    """
+    member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS for nid in table.ids], dtype=bool)
+    positions = np.flatnonzero(member)
+    n = len(positions)
+    if not n:
+        return {}, []
+    remap = np.full(len(table.ids), -1, dtype=np.int64)
+    remap[positions] = np.arange(n)
+    keep = member[table.src] & member[table.dst] & (table.src != table.dst)
+    a, b = remap[table.src[keep]], remap[table.dst[keep]]
+    w = table.weight[keep] * np.where(table.hub[keep], 0.3, 1.0)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    keys, inverse = np.unique(lo * n + hi, return_inverse=True)
+    weights = np.bincount(inverse, weights=w)
+    pairs = np.column_stack((keys // n, keys % n))
+    found = leiden(n, pairs, weights)
+    member_ids = [table.ids[p] for p in positions]
+    groups: dict[int, list[str]] = {}
+    for i, label in enumerate(found):
+        groups.setdefault(label, []).append(member_ids[i])
+    ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+    assignment: dict[str, int] = {}
+    for cid, members in enumerate(ordered):
+        for nid in members:
+            assignment[nid] = cid
+    community = np.array([assignment[nid] for nid in member_ids], dtype=np.int64)
+    cs, ct = community[pairs[:, 0]], community[pairs[:, 1]]
+    k = len(ordered)
+    internal = np.bincount(cs[cs == ct], weights=weights[cs == ct], minlength=k)
+    total = np.bincount(cs, weights=weights, minlength=k) + np.bincount(ct[cs != ct], weights=weights[cs != ct], minlength=k)
+    table_rows: list[dict[str, Any]] = []
+    for cid, members in enumerate(ordered):
+        top = sorted(members, key=lambda nid: (-ranks.get(nid, 0.0), nid))[:5]
+        named = [nodes[nid].get("label", nid) for nid in top if nid in ranks][:2] or [nodes[top[0]].get("label", top[0])]
+        cohesion = round(float(internal[cid] / total[cid]), 3) if total[cid] else 1.0
+        table_rows.append({"id": cid, "name": " · ".join(str(x) for x in named), "size": len(members), "members_top": top, "cohesion": cohesion})
+    return assignment, table_rows
 
 
 def leiden(n: int, pairs: np.ndarray, weights: np.ndarray) -> list[int]:
@@ -263,9 +246,3 @@ def leiden(n: int, pairs: np.ndarray, weights: np.ndarray) -> list[int]:
         return list(graph.community_leiden(objective_function="modularity", weights="weight", n_iterations=LEIDEN_ITERATIONS).membership)
     finally:
         ig.set_random_number_generator(random)
-
-
-def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float]) -> tuple[dict[str, int], list[dict[str, Any]]]:
-    """Leiden communities of the graph (tags join with weight 0.3 so notes that share topics
-    cluster; unresolved targets and external modules stay out); see `Clustering`."""
-    return Clustering(nodes, table).finish(ranks)
