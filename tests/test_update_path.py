@@ -101,3 +101,16 @@ def test_patched_table_equals_a_full_table(tmp_path: Path) -> None:
     assert [patched.relations[r] for r in patched.relation] == [full.relations[r] for r in full.relation]
     assert patched.relation_counts() == full.relation_counts()
     assert rank.EdgeTable.from_bytes(patched.to_bytes()).relation_counts() == full.relation_counts()
+
+
+def test_spliced_graph_json_is_the_canonical_encoding(tmp_path: Path) -> None:
+    """graph.json is written from pre-encoded edge groups; it must equal a plain canonical dump."""
+    from vault_kg.store import dumps_json, load_json
+
+    vault = _vault(tmp_path / "v", notes=25)
+    run(vault_scope(vault))
+    note = vault / "Note 2.md"
+    note.write_text(note.read_text() + "\n[[Note 4]] [[Note 4]]\n")
+    run(vault_scope(vault), paths=[note])
+    path = vault / "kg-out" / "graph.json"
+    assert path.read_bytes() == dumps_json(load_json(path), indent=False)

@@ -1,0 +1,42 @@
+"""What the benches share about background work and the interpreter they start.
+
+`kg` hands large graph.html renders to a detached low-priority process. A bench step that times
+an update measures the update; it waits for the previous step's render to finish first (and says
+so), and times that render on its own.
+
+The benches start `kg` the way an installed package runs: with its bytecode cached. A machine
+that sets PYTHONDONTWRITEBYTECODE would make every process recompile every module instead.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+
+def kg_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(extra)
+    return env
+
+
+def _busy(lock: Path) -> bool:
+    probe = FileLock(str(lock))
+    try:
+        probe.acquire(timeout=0)
+    except Timeout:
+        return True
+    probe.release()
+    return False
+
+
+def settle(out: Path, timeout: float = 600.0) -> float:
+    """Wait until no graph.html render runs or waits in `out`; the seconds waited."""
+    start = time.perf_counter()
+    time.sleep(0.2)  # a render spawned just now may not hold its lock yet
+    while (_busy(out / ".html.lock") or _busy(out / ".html.waiting")) and time.perf_counter() - start < timeout:
+        time.sleep(0.05)
+    return time.perf_counter() - start
