@@ -168,6 +168,7 @@ def decode_extraction(core: bytes, cold: bytes) -> StoredExtraction:
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
+        con.execute("PRAGMA mmap_size=1073741824")  # queries read index pages in place, no copies
     else:
         con = sqlite3.connect(str(path), timeout=60, isolation_level=None)
         con.execute("PRAGMA journal_mode=WAL")
@@ -403,11 +404,14 @@ class GraphReader:
         return orjson.loads(row[0]) if row else default
 
     def search(self, match: str, weights: tuple[float, ...], limit: int) -> list[tuple[str, float]]:
-        sql = (
-            f"SELECT node_id, -bm25(docs, 0, 0, {', '.join(str(w) for w in weights)}) AS s FROM docs"
-            " WHERE docs MATCH ? ORDER BY s DESC, node_id LIMIT ?"
-        )
-        return [(r[0], float(r[1])) for r in self.con.execute(sql, (match, limit))]
+        """BM25 best first, ties by node id. Ranking through FTS5's `rank` column lets it sort
+        inside the index scan (about twice as fast as ordering on a bm25() expression); a few
+        extra rows make the tie-break at the cut independent of that internal order."""
+        sql = "SELECT node_id, -rank FROM docs WHERE docs MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
+        rank = f"bm25(0, 0, {', '.join(str(w) for w in weights)})"
+        rows = [(r[0], float(r[1])) for r in self.con.execute(sql, (match, rank, limit + 16))]
+        rows.sort(key=lambda r: (-r[1], r[0]))
+        return rows[:limit]
 
     def close(self) -> None:
         self.con.close()
