@@ -31,6 +31,10 @@ class Resolution:
     """Edges that no single source's references produce (a section under its note, a nested
     tag's parent): the engine compares them per owner between runs to find the owners to redo."""
 
+    def every_edge(self) -> list[dict[str, Any]]:
+        """All the edges, wherever they are filed."""
+        return [*self.edges, *(e for owner in sorted(self.owned) for e in self.owned[owner]), *self.derived]
+
 
 @dataclass(frozen=True)
 class SourceSkip:

@@ -126,7 +126,7 @@ def _resolved_links(notes: dict[str, Note]) -> tuple[dict[str, set[str]], dict[s
     into: dict[str, set[str]] = defaultdict(set)
     dangling: list[dict[str, Any]] = []
     sections = {nid: attrs.get("source") for nid, attrs in res.nodes.items() if attrs.get("kind") == m.SECTION}
-    for e in res.edges:
+    for e in res.every_edge():
         if e["relation"] not in (m.LINKS_TO, m.EMBEDS):
             continue
         owner, target = e["owner"], e["target"]
