@@ -3,7 +3,7 @@
 `enrich` runs after extraction: it asks the model about every new or changed note and every note
 still pending, and stores the validated, verified answer in `Extraction.meta["llm"]` (so the
 deterministic extraction and the model's answer are cached together, and a `--force` rebuild hits
-the LLM cache: zero model calls for unchanged notes). `post_assembly` turns those answers into
+the LLM cache: zero model calls for unchanged notes). `assemble` turns those answers into
 entity nodes and edges. That needs the whole vault (an entity named like a note title or alias
 *is* that note), so it runs on every assembly, over stored answers only: no model calls.
 
@@ -13,8 +13,11 @@ deterministic graph still lands, the note is marked `pending`, and the next upda
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from typing import Any
+
+import orjson
 
 from vault_kg import model as m
 
@@ -109,8 +112,10 @@ class _Progress:
         return {"notes": self.done, "cache_hits": self.hits, "model_calls": self.calls, "pending": self.pending, "tokens_per_s": speed}
 
 
-def post_assembly(ctx: Any) -> None:
-    """Entity nodes and edges from every stored answer; pending notes flagged."""
+def assemble(ctx: Any) -> None:
+    """Entity nodes, and each answered note's entity edges (owned by the note, kept with its
+    group); pending notes flagged. An entity named like a note title or alias is that note, so
+    when any title or alias changed, every answered note's edges are redone (`ctx.redo`)."""
     if ctx.scope.kind != "vault":
         return
     exts = ctx.extractions
@@ -119,9 +124,12 @@ def post_assembly(ctx: Any) -> None:
         return
     from .entities import build_title_index, likely_duplicates, llm_graph
     titles = {m.note_id(rel): [ext.hot("title", "")] + list(ext.hot("aliases", [])) for rel, ext in exts.items() if not ext.quarantine}
+    fingerprint = hashlib.blake2b(orjson.dumps(titles, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()
+    if ctx.cache.get_meta("llm_titles") != fingerprint:
+        ctx.redo.update(answered)
+        ctx.cache.set_meta("llm_titles", fingerprint)
     title_index = build_title_index(titles)
     added: dict[str, dict[str, Any]] = {}
-    raw: dict[str, list[dict[str, Any]]] = {}
     for rel in answered:
         llm = exts[rel].hot("llm")
         note = ctx.nodes.get(m.note_id(rel))
@@ -141,14 +149,9 @@ def post_assembly(ctx: Any) -> None:
                 node["sources"] = [rel]
                 node.setdefault("status", m.LIVE)
                 added[nid] = node
-        raw[rel] = edges
+        if edges:
+            ctx.owned_edges.setdefault(rel, []).extend(edges)
     ctx.nodes.update(added)
-    from vault_kg.engine import finalize_edges
-
-    for owner, edges in raw.items():
-        merged = finalize_edges(owner, ctx.edges_by_owner.get(owner, []) + edges, ctx.nodes)
-        if merged:
-            ctx.edges_by_owner[owner] = merged
     entity_names = sorted({a.get("label", "") for a in added.values()})
     duplicates = likely_duplicates(entity_names)
     if duplicates:

@@ -84,3 +84,39 @@ def test_missing_model_says_pull(vault: Path, monkeypatch: pytest.MonkeyPatch) -
         result = run(vault_scope(vault))
         assert any("ollama pull llama3.1:8b" in n for n in result.notices)
         assert graph(vault)["graph"]["counts"]["pending"] == 2
+
+
+def test_updates_keep_entity_edges_and_redo_them_when_titles_change(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entity edges are kept with their note's edge group; a title or alias change elsewhere
+    redoes them. Each update must equal a full reassembly of the same cached answers (answers are
+    verified when a note is read, so a rebuild that re-reads every note is a different input)."""
+    import shutil
+    import sqlite3
+
+    def reassembled() -> dict:
+        fresh = vault.parent / "fresh"
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.copytree(vault / "kg-out", fresh)
+        (fresh / "graph.json").unlink()
+        con = sqlite3.connect(fresh / "cache" / "index.sqlite")
+        con.execute("DELETE FROM blobs")
+        con.commit()
+        con.close()
+        result = run(vault_scope(vault, out=fresh))
+        assert result.extra["rederived_owners"] == "all" and not result.extracted
+        return json.loads((fresh / "graph.json").read_text())
+
+    with FakeOllama() as fake:
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        run(vault_scope(vault))
+        semrush = vault / "Semrush.md"
+        semrush.write_text(OTHER + "\nMore on keyword research.\n")
+        result = run(vault_scope(vault), paths=[semrush])
+        assert result.extra["rederived_owners"] == 1, "the Acme note's entity edges were reused, not redone"
+        assert graph(vault) == reassembled()
+        semrush.write_text(OTHER.replace("tags:", "aliases: [Maria Chen]\ntags:") + "\nNow also known by another name.\n")
+        result = run(vault_scope(vault), paths=[semrush])
+        assert result.extra["rederived_owners"] == 2, "a new alias may change what every entity means"
+        acme = [e for e in graph(vault)["edges"] if e["owner"] == "clients/Acme Corp.md" and e.get("via") == "llm"]
+        assert any(e["target"] == "note:Semrush.md" and e["source"] != "note:clients/Acme Corp.md" for e in acme) or any(e["source"] == "note:Semrush.md" for e in acme)
+        assert graph(vault) == reassembled()

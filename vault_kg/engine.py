@@ -32,8 +32,14 @@ from .scopes import Scope
 Progress = Callable[[str, int, int], None]
 
 # Feature passes, imported lazily per scope kind. A module may define any of:
-#   enrich(ctx)         after extraction, before resolution (the Ollama pass: entities, pending)
-#   post_assembly(ctx)  after assembly, before ranking (anchors: staleness, `anchored_to` edges)
+#   enrich(ctx)         after extraction, before resolution (the Ollama pass: model answers)
+#   assemble(ctx)       after the nodes are folded, before edge groups are finalized: may add
+#                       nodes to `ctx.nodes` and edges owned by files to `ctx.owned_edges`
+#                       (kept with their owner's group, so it must give every owner's edges on
+#                       every run), and name in `ctx.redo` owners whose edges changed although
+#                       their file did not (the Ollama pass: entities, `mentions`, relations)
+#   post_assembly(ctx)  after assembly, before ranking; edges it adds are redone on every run
+#                       (anchors: staleness, `anchored_to` edges)
 # A pass records in `ctx.deps` the files outside the scope it read (absolute path → [size,
 # mtime_ns]); when one of them changes, the next update reassembles even if no source changed.
 # Setting `ctx.retry` asks the next update to run again (e.g. notes pending a model call).
@@ -52,6 +58,8 @@ class PassContext:
     force: bool = False
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     edges_by_owner: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    owned_edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    redo: set[str] = field(default_factory=set)
     deps: dict[str, list[int]] = field(default_factory=dict)
     retry: bool = False
 
@@ -298,15 +306,22 @@ def _assemble_and_write(
     kept = None
     if not rebuild_all and recomputed is not None and getattr(adapter, "edges_owned_by_source", False):
         kept = cache.load_kept()
-    dirty = None if kept is None else _dirty_owners(kept, nodes, previous, recomputed, derived_sigs)
-    live = finalize_groups(raw_edges(extractions, resolution, derived, dirty), nodes, result)
+    ctx.nodes = nodes
+    for contribute in passes(scope.kind, "assemble"):
+        contribute(ctx)
+    dirty = None if kept is None else _dirty_owners(kept, nodes, previous, recomputed, derived_sigs) | ctx.redo
+    raw = raw_edges(extractions, resolution, derived, dirty)
+    for owner, edges in ctx.owned_edges.items():
+        if dirty is None or owner in dirty:
+            raw.setdefault(owner, []).extend(edges)
+    live = finalize_groups(raw, nodes, result)
     result.extra["rederived_owners"] = len(live) if dirty is not None else "all"
     cache.put_groups({owner: encode_group(group) for owner, group in live.items() if group}, clear=dirty is None, gone=[o for o, g in live.items() if not g])
     edges_by_owner = OwnerGroups(live, kept.groups if kept else {})
     for owner in kept.touched if kept else ():
         if owner in edges_by_owner:
             edges_by_owner.group(owner)
-    ctx.nodes, ctx.edges_by_owner = nodes, edges_by_owner
+    ctx.edges_by_owner = edges_by_owner
     for post in passes(scope.kind, "post_assembly"):
         post(ctx)
     cache.set_meta("deps", dict(sorted(ctx.deps.items())))
