@@ -114,3 +114,17 @@ def test_spliced_graph_json_is_the_canonical_encoding(tmp_path: Path) -> None:
     run(vault_scope(vault), paths=[note])
     path = vault / "kg-out" / "graph.json"
     assert path.read_bytes() == dumps_json(load_json(path), indent=False)
+
+
+def test_a_prose_edit_reuses_ranks_and_communities(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    run(vault_scope(vault))
+    note = vault / "Note 9.md"
+    note.write_text(note.read_text() + "\nJust more prose, no links, no tags.\n")
+    result = run(vault_scope(vault), paths=[note])
+    assert result.extra["ranking"] == "reused"
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    note.write_text(note.read_text() + "\nand now a link to [[Note 10]]\n")
+    result = run(vault_scope(vault), paths=[note])
+    assert result.extra["ranking"] == "computed"
+    assert _artifacts(vault) == _scratch(vault, tmp_path)

@@ -297,6 +297,13 @@ class ScopeCache:
     def put_kept_state(self, derived: dict[str, str], touched: list[str]) -> None:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('kept', ?)", (marshal.dumps((derived, touched)),))
 
+    def get_blob(self, key: str) -> Any:
+        row = self.con.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
+        return marshal.loads(row[0]) if row else None
+
+    def put_blob(self, key: str, value: Any) -> None:
+        self.con.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (key, marshal.dumps(value)))
+
     def put_table(self, table: Any) -> None:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('table', ?)", (table.to_bytes(),))
 

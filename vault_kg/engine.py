@@ -561,16 +561,29 @@ def _rank_and_write(
     cache.put_table(table)
     encoded = edges_by_owner.encoded()
     cache.sync_graph(nodes, fresh, encoded, None if kept is None else set(fresh) | set(kept.touched))
-    ranks = rank.pagerank(nodes, table)
+    ranks, assignment, communities = _ranking(cache, nodes, table, result)
     for nid, attrs in nodes.items():
         attrs["rank"] = ranks.get(nid, 0.0)
-    assignment, communities = rank.communities(nodes, table, ranks)
     for nid, attrs in nodes.items():
         if nid in assignment:
             attrs["community"] = assignment[nid]
     cache.sync_ranks(nodes)
     edges = edges_by_owner.all_edges() if _needs_edge_list(scope, nodes) else []
     return _write_artifacts(scope, layout, nodes, edges, table, encoded, ranks, communities, result)
+
+
+def _ranking(cache: ScopeCache, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: RunResult) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
+    """PageRank and Leiden, or the last run's answer when nothing they read has changed."""
+    digest = rank.ranking_digest(nodes, table)
+    last = cache.get_blob("ranking")
+    if last is not None and last[0] == digest:
+        result.extra["ranking"] = "reused"
+        return last[1], last[2], last[3]
+    ranks = rank.pagerank(nodes, table)
+    assignment, communities = rank.communities(nodes, table, ranks)
+    cache.put_blob("ranking", (digest, ranks, assignment, communities))
+    result.extra["ranking"] = "computed"
+    return ranks, assignment, communities
 
 
 def _needs_edge_list(scope: Scope, nodes: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ and calls made from decorators count a tenth.
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import random
 import re
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 
 from . import model as m
 
@@ -178,6 +180,16 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
     top = rank.max() or 1.0
     scaled = np.round(rank / top, 6)
     return {table.ids[p]: float(scaled[i]) for i, p in enumerate(positions)}
+
+
+def ranking_digest(nodes: dict[str, dict[str, Any]], table: EdgeTable) -> str:
+    """Everything `pagerank` and `communities` read, hashed: when an edit leaves it unchanged
+    (a note's prose, its summary), their answer can be reused as is."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(orjson.dumps([[nid, a.get("kind"), a.get("status"), a.get("label"), is_test_path(a.get("source", ""))] for nid, a in ((nid, nodes[nid]) for nid in table.ids)]))
+    for array in (table.src, table.dst, table.weight, table.meaning, table.hub):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 
 
 def god_nodes(nodes: dict[str, dict[str, Any]], ranks: dict[str, float], limit: int = 20) -> list[str]:
