@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from vault_kg.html_job import rendering
 
 
 def kg_env(**extra: str) -> dict[str, str]:
@@ -23,20 +23,10 @@ def kg_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _busy(lock: Path) -> bool:
-    probe = FileLock(str(lock))
-    try:
-        probe.acquire(timeout=0)
-    except Timeout:
-        return True
-    probe.release()
-    return False
-
-
 def settle(out: Path, timeout: float = 600.0) -> float:
     """Wait until no graph.html render runs or waits in `out`; the seconds waited."""
     start = time.perf_counter()
     time.sleep(0.2)  # a render spawned just now may not hold its lock yet
-    while (_busy(out / ".html.lock") or _busy(out / ".html.waiting")) and time.perf_counter() - start < timeout:
+    while rendering(out) and time.perf_counter() - start < timeout:
         time.sleep(0.05)
     return time.perf_counter() - start

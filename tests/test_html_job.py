@@ -8,27 +8,18 @@ import time
 from pathlib import Path
 
 import pytest
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from graph_out.html import render_html
 from vault_kg.store import load_json
 
 from vault_kg.engine import run
+from vault_kg.html_job import lock_held
 from vault_kg.scopes import vault_scope
 
 
 def _job(out: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "vault_kg.html_job", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _held(path: Path) -> bool:
-    probe = FileLock(str(path))
-    try:
-        probe.acquire(timeout=0)
-    except Timeout:
-        return True
-    probe.release()
-    return False
 
 
 def test_a_burst_of_renders_runs_one_and_draws_the_newest_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,7 +35,7 @@ def test_a_burst_of_renders_runs_one_and_draws_the_newest_graph(tmp_path: Path, 
     try:
         waiting = _job(out)
         deadline = time.monotonic() + 30
-        while not _held(out / ".html.waiting"):
+        while not lock_held(out / ".html.waiting"):
             assert time.monotonic() < deadline, "the first render never queued"
             time.sleep(0.05)
         extra = _job(out)

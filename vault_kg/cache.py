@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Sequence
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
@@ -57,25 +57,24 @@ class Kept:
     table: Any
 
 
-class StoredRefs(Sequence):
-    """A cached extraction's refs: kept as the stored tuples until someone reads them.
+class Deferred(Sequence):
+    """A list built on first read from what the cache stored (`stored`, kept for re-encoding).
 
-    An update re-resolves the refs of a few notes; building `Ref` objects for all of them on
-    every load would cost more than the rest of loading. `raw` serves cheap scans.
+    An update re-derives a few sources; building every source's refs and decoding every
+    source's resolved edges on each load would cost more than the rest of loading.
     """
 
-    __slots__ = ("raw", "_refs")
+    __slots__ = ("stored", "_build", "_items")
 
-    def __init__(self, raw: list[tuple[Any, ...]]) -> None:
-        self.raw = raw
-        self._refs: list[Any] | None = None
+    def __init__(self, stored: Any, build: Callable[[Any], list[Any]]) -> None:
+        self.stored = stored
+        self._build = build
+        self._items: list[Any] | None = None
 
     def _load(self) -> list[Any]:
-        if self._refs is None:
-            from .model import Ref
-
-            self._refs = [Ref(*r) for r in self.raw]
-        return self._refs
+        if self._items is None:
+            self._items = self._build(self.stored)
+        return self._items
 
     def __getitem__(self, index: Any) -> Any:
         return self._load()[index]
@@ -84,12 +83,18 @@ class StoredRefs(Sequence):
         return iter(self._load())
 
     def __len__(self) -> int:
-        return len(self.raw)
+        return len(self._load())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _refs(raw: list[tuple[Any, ...]]) -> list[Any]:
+    from .model import Ref
+
+    return [Ref(*r) for r in raw]
 
 
 class StoredExtraction(Extraction):
@@ -112,37 +117,13 @@ class StoredExtraction(Extraction):
         if name not in COLD_FIELDS:
             raise AttributeError(name)
         refs, cold, edges = marshal.loads(self._cold)
-        self.__dict__.setdefault("refs", StoredRefs(refs))
+        self.__dict__.setdefault("refs", Deferred(refs, _refs))
         self.__dict__.setdefault("meta", {**self._hot, **cold})
         self.__dict__.setdefault("edges", edges)
         return self.__dict__[name]
 
 
 COLD_FIELDS = ("edges", "refs", "meta")
-
-
-class StoredEdges(Sequence):
-    """A source's resolved edges as stored: decoded only when the engine re-derives its group."""
-
-    __slots__ = ("blob", "_edges")
-
-    def __init__(self, blob: bytes) -> None:
-        self.blob = blob
-        self._edges: list[Any] | None = None
-
-    def _load(self) -> list[Any]:
-        if self._edges is None:
-            self._edges = marshal.loads(self.blob)
-        return self._edges
-
-    def __getitem__(self, index: Any) -> Any:
-        return self._load()[index]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._load())
-
-    def __len__(self) -> int:
-        return len(self._load())
 
 
 def encode_extraction(ext: Any) -> tuple[bytes, bytes]:
@@ -152,8 +133,8 @@ def encode_extraction(ext: Any) -> tuple[bytes, bytes]:
         cold = ext._cold
         hot = ext._hot
     else:
-        if isinstance(ext.refs, StoredRefs):
-            refs = ext.refs.raw
+        if isinstance(ext.refs, Deferred):
+            refs = ext.refs.stored
         else:
             refs = [(r.source, r.target, r.relation, r.line, r.attrs) for r in ext.refs]
         hot = {k: v for k, v in ext.meta.items() if k in HOT_META}
@@ -230,7 +211,7 @@ class ScopeCache:
         for rel, ext, cold, res, res_edges in self.con.execute("SELECT rel, ext, cold, res, res_edges FROM sources"):
             extractions[rel] = decode_extraction(ext, cold)
             if res is not None:
-                resolutions[rel] = {**marshal.loads(res), "edges": StoredEdges(res_edges)}
+                resolutions[rel] = {**marshal.loads(res), "edges": Deferred(res_edges, marshal.loads)}
         return extractions, resolutions
 
     def put_source(self, rel: str, size: int, mtime: int, digest: str, extraction: Any) -> None:
@@ -254,7 +235,7 @@ class ScopeCache:
         rows = []
         for rel, value in items:
             edges = value["edges"]
-            blob = edges.blob if isinstance(edges, StoredEdges) else marshal.dumps(list(edges))
+            blob = edges.stored if isinstance(edges, Deferred) else marshal.dumps(list(edges))
             rows.append((marshal.dumps({k: v for k, v in value.items() if k != "edges"}), blob, rel))
         self.con.executemany("UPDATE sources SET res=?, res_edges=? WHERE rel=?", rows)
 

@@ -17,6 +17,24 @@ from pathlib import Path
 HTML_INLINE_NODES = int(os.environ.get("KG_HTML_INLINE_NODES", "3000"))
 
 
+def lock_held(path: Path) -> bool:
+    """Whether another process holds the lock file `path` (probed without waiting)."""
+    from filelock import FileLock, Timeout
+
+    probe = FileLock(str(path))
+    try:
+        probe.acquire(timeout=0)
+    except Timeout:
+        return True
+    probe.release()
+    return False
+
+
+def rendering(out: Path) -> bool:
+    """Whether a graph.html render of `out` is running or waiting to run."""
+    return lock_held(out / ".html.lock") or lock_held(out / ".html.waiting")
+
+
 def render_now(out: Path) -> bool:
     """Render `out/graph.html` from `out/graph.json`; True when the file changed.
 
