@@ -16,6 +16,7 @@ import hashlib
 import marshal
 import sqlite3
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, Callable, Iterable, Iterator
@@ -91,6 +92,10 @@ class Deferred(Sequence):
     __hash__ = None  # type: ignore[assignment]
 
 
+def _fetched_edges(fetch: Callable[[], bytes]) -> list[Any]:
+    return marshal.loads(fetch())
+
+
 def _refs(raw: list[tuple[Any, ...]]) -> list[Any]:
     from .model import Ref
 
@@ -103,10 +108,17 @@ class StoredExtraction(Extraction):
     for the few sources it re-derives; `nodes` and the hot meta are what every run needs."""
 
     def __init__(self, source: str, digest: str, nodes: dict[str, Any], quarantine: str | None,
-                 warnings: list[str], hot: dict[str, Any], cold: bytes) -> None:
+                 warnings: list[str], hot: dict[str, Any], cold: bytes | Callable[[], bytes]) -> None:
         self.source, self.hash, self.nodes = source, digest, nodes
         self.text, self.quarantine, self.warnings = "", quarantine, warnings
-        self._hot, self._cold = hot, cold
+        self._hot, self._cold_source = hot, cold
+
+    @property
+    def _cold(self) -> bytes:
+        """The encoded cold part (fetched from the cache on first need when loaded without it)."""
+        if callable(self._cold_source):
+            self._cold_source = self._cold_source()
+        return self._cold_source
 
     def hot(self, key: str, default: Any = None) -> Any:
         if "meta" in self.__dict__:
@@ -142,7 +154,7 @@ def encode_extraction(ext: Any) -> tuple[bytes, bytes]:
     return marshal.dumps((ext.source, ext.hash, ext.nodes, ext.quarantine, ext.warnings, hot)), cold
 
 
-def decode_extraction(core: bytes, cold: bytes) -> StoredExtraction:
+def decode_extraction(core: bytes, cold: bytes | Callable[[], bytes]) -> StoredExtraction:
     return StoredExtraction(*marshal.loads(core), cold)
 
 
@@ -155,6 +167,37 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
     return con
+
+
+class KnownSources:
+    """Each cached file's (size, mtime, hash): read row by row for the few files an update names,
+    all at once only when a caller iterates (a folder, a full listing)."""
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+        self._all: dict[str, tuple[int, int, str]] | None = None
+
+    def all(self) -> dict[str, tuple[int, int, str]]:
+        if self._all is None:
+            self._all = {rel: (size, mtime, digest) for rel, size, mtime, digest in self.con.execute("SELECT rel, size, mtime, hash FROM sources")}
+        return self._all
+
+    def get(self, rel: str, default: Any = None) -> Any:
+        if self._all is not None:
+            return self._all.get(rel, default)
+        row = self.con.execute("SELECT size, mtime, hash FROM sources WHERE rel=?", (rel,)).fetchone()
+        return tuple(row) if row else default
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self.get(rel) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.all())
+
+    def __bool__(self) -> bool:
+        if self._all is not None:
+            return bool(self._all)
+        return self.con.execute("SELECT EXISTS(SELECT 1 FROM sources)").fetchone()[0] == 1
 
 
 class ScopeCache:
@@ -202,17 +245,21 @@ class ScopeCache:
             self.con.execute("ROLLBACK")
 
     # sources ---------------------------------------------------------------------------------
-    def stats(self) -> dict[str, tuple[int, int, str]]:
-        return {rel: (size, mtime, digest) for rel, size, mtime, digest in self.con.execute("SELECT rel, size, mtime, hash FROM sources")}
+    def stats(self) -> "KnownSources":
+        return KnownSources(self.con)
 
     def load_all(self) -> tuple[dict[str, Any], dict[str, Any]]:
         extractions: dict[str, Any] = {}
         resolutions: dict[str, Any] = {}
-        for rel, ext, cold, res, res_edges in self.con.execute("SELECT rel, ext, cold, res, res_edges FROM sources"):
-            extractions[rel] = decode_extraction(ext, cold)
+        for rel, ext, res in self.con.execute("SELECT rel, ext, res FROM sources"):
+            extractions[rel] = decode_extraction(ext, partial(self._column, "cold", rel))
             if res is not None:
-                resolutions[rel] = {**marshal.loads(res), "edges": Deferred(res_edges, marshal.loads)}
+                resolutions[rel] = {**marshal.loads(res), "edges": Deferred(partial(self._column, "res_edges", rel), _fetched_edges)}
         return extractions, resolutions
+
+    def _column(self, column: str, rel: str) -> bytes:
+        """One file's cold column, read when an update re-derives that file (during the run)."""
+        return self.con.execute(f"SELECT {column} FROM sources WHERE rel=?", (rel,)).fetchone()[0]
 
     def put_source(self, rel: str, size: int, mtime: int, digest: str, extraction: Any) -> None:
         core, cold = encode_extraction(extraction)
@@ -235,7 +282,7 @@ class ScopeCache:
         rows = []
         for rel, value in items:
             edges = value["edges"]
-            blob = edges.stored if isinstance(edges, Deferred) else marshal.dumps(list(edges))
+            blob = marshal.dumps(list(edges))
             rows.append((marshal.dumps({k: v for k, v in value.items() if k != "edges"}), blob, rel))
         self.con.executemany("UPDATE sources SET res=?, res_edges=? WHERE rel=?", rows)
 

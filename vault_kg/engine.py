@@ -24,7 +24,7 @@ from graph_out.graph_json import encode_group
 from . import __version__, model as m
 from . import rank, store
 from .adapter import Resolution, ScopeAdapter, SourceSkip
-from .cache import Kept, ScopeCache
+from .cache import Kept, KnownSources, ScopeCache
 from .errors import KgError
 from .groups import OwnerGroups, by_owner, signatures
 from .scopes import Scope
@@ -248,7 +248,7 @@ def _run_locked(
 
 
 def _assemble_and_write(
-    scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache, stats: dict[str, tuple[int, int, str]],
+    scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache, stats: KnownSources,
     to_read: list[tuple[str, os.stat_result]], removed: list[str], force: bool, rebuild_all: bool, artifacts_ok: bool, outside_changed: bool,
     full_listing: bool, progress: Progress | None, result: RunResult,
 ) -> None:
@@ -394,7 +394,7 @@ def _unreadable_node(scope: Scope, rel: str, reason: str) -> dict[str, dict[str,
 
 
 def _explicit(
-    scope: Scope, adapter: ScopeAdapter, paths: list[Path], known: dict[str, Any], result: RunResult
+    scope: Scope, adapter: ScopeAdapter, paths: list[Path], known: KnownSources, result: RunResult
 ) -> tuple[list[str], list[str]]:
     """`kg update PATH...`: only these files; a missing one that we knew is a deletion."""
     candidates: list[str] = []

@@ -184,9 +184,11 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
 
 def ranking_digest(nodes: dict[str, dict[str, Any]], table: EdgeTable) -> str:
     """Everything `pagerank` and `communities` read, hashed: when an edit leaves it unchanged
-    (a note's prose, its summary), their answer can be reused as is."""
+    (a note's prose, its summary), their answer can be reused as is. (The source stands for the
+    test-path flag it decides.)"""
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(orjson.dumps([[nid, a.get("kind"), a.get("status"), a.get("label"), is_test_path(a.get("source", ""))] for nid, a in ((nid, nodes[nid]) for nid in table.ids)]))
+    digest.update(orjson.dumps([(a.get("kind"), a.get("status"), a.get("label"), a.get("source")) for a in map(nodes.__getitem__, table.ids)]))
+    digest.update("\n".join(table.ids).encode())
     for array in (table.src, table.dst, table.weight, table.meaning, table.hub):
         digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()
