@@ -316,8 +316,9 @@ def _assemble_and_write(
             raw.setdefault(owner, []).extend(edges)
     live = finalize_groups(raw, nodes, result)
     result.extra["rederived_owners"] = len(live) if dirty is not None else "all"
-    cache.put_groups({owner: encode_group(group) for owner, group in live.items() if group}, clear=dirty is None, gone=[o for o, g in live.items() if not g])
-    edges_by_owner = OwnerGroups(live, kept.groups if kept else {})
+    live_encoded = {owner: encode_group(group) for owner, group in live.items() if group}
+    cache.put_groups(live_encoded, clear=dirty is None, gone=[o for o, g in live.items() if not g])
+    edges_by_owner = OwnerGroups(live, kept.groups if kept else {}, live_encoded)
     for owner in kept.touched if kept else ():
         if owner in edges_by_owner:
             edges_by_owner.group(owner)

@@ -26,9 +26,10 @@ Edge = dict[str, Any]
 class OwnerGroups:
     """owner → finalized edge list; kept groups decoded on first access."""
 
-    def __init__(self, live: dict[str, list[Edge]], kept: dict[str, bytes]) -> None:
+    def __init__(self, live: dict[str, list[Edge]], kept: dict[str, bytes], live_encoded: dict[str, bytes] | None = None) -> None:
         self.live = live
         self.kept = {owner: blob for owner, blob in kept.items() if owner not in live}
+        self.live_encoded = live_encoded or {}
         self.accessed: set[str] = set()
 
     def _materialize(self, owner: str) -> None:
@@ -75,8 +76,17 @@ class OwnerGroups:
         return self.live[owner]
 
     def encoded(self) -> dict[str, bytes]:
-        """Every owner's final group as canonical JSON, in owner order: kept bytes reused."""
-        return {owner: self.kept[owner] if owner in self.kept else encode_group(self.live[owner]) for owner in self.owners()}
+        """Every owner's final group as canonical JSON, in owner order: kept bytes, and the
+        encodings of re-derived groups no pass touched since, reused."""
+        out: dict[str, bytes] = {}
+        for owner in self.owners():
+            if owner in self.kept:
+                out[owner] = self.kept[owner]
+            elif owner in self.live_encoded and owner not in self.accessed:
+                out[owner] = self.live_encoded[owner]
+            else:
+                out[owner] = encode_group(self.live[owner])
+        return out
 
     def all_edges(self) -> list[Edge]:
         """Every edge, owner by owner (decodes every kept group: for small graphs and code scopes)."""
