@@ -5,7 +5,8 @@ projects (target ≤ 100 ms) and for one edited vault note (≤ 1.5 s), `kg hook
 (≤ 500 ms), and an MCP `query` round trip on a warm `kg mcp` server (≤ 100 ms). Prints the
 median and the 90th percentile of each, and the bare Python start-up for reference. The one-note
 hook is timed after the previous edit's background graph.html render finished, and again back to
-back (edits faster than renders: the update shares the cores with a queued render).
+back (edits faster than renders: the update shares the cores with a queued render); half of the
+edits add a link, half only prose.
 
 Usage: python bench/agent_bench.py [--notes 10000] [--vault DIR (reuse a generated, built vault)] [--runs 15]
 """
@@ -110,9 +111,13 @@ def main() -> None:
         counter = iter(range(10**6))
 
         def edit_note() -> None:
-            note = notes[next(counter) % len(notes)]
+            """Every other edit changes the note's links (ranks and communities recomputed), the
+            others only its prose (their last result reused)."""
+            n = next(counter)
+            note = notes[n % len(notes)]
+            line = f"\nEdited by the bench at {time.time()}, see [[{notes[(n * 7 + 3) % len(notes)].stem}]].\n" if n % 2 else f"\nEdited by the bench at {time.time()}.\n"
             with note.open("a", encoding="utf-8") as handle:
-                handle.write(f"\nEdited by the bench at {time.time()}.\n")
+                handle.write(line)
             hook("post-tool-use", {**outside, "tool_input": {"file_path": str(note)}}, env)
 
         results = {
