@@ -54,24 +54,12 @@ def kills(seconds: float, home: Path) -> None:
 
 def concurrency(rounds: int, home: Path) -> None:
     from robust_corpus import canonical, fresh_build
-    from test_concurrency import Readers, hook_round
-    from test_crash_kill import generate_vault
-    from vault_kg.engine import run
+    from test_concurrency import hammer
     from vault_kg.scopes import vault_scope
 
     vault = home / "conc" / "vault"
-    generate_vault(vault, 80, 11)
+    writers, failures, readers = hammer(vault, rounds)
     scope = vault_scope(vault)
-    run(scope)
-    rng = random.Random(5)
-    writers = 0
-    failures: list[str] = []
-    with Readers(vault) as readers:
-        for _ in range(rounds):
-            count, problems = hook_round(vault, rng)
-            writers += count
-            failures += problems
-    failures += readers.failures
     same = canonical(scope.out) == fresh_build(scope, home / "conc" / "fresh")
     print(f"concurrency: {writers} `kg update PATH` processes, 8 at a time (half on one shared note), "
           f"{readers.queries} query processes and {readers.parses} graph.json reads alongside; "

@@ -107,20 +107,26 @@ def hook_round(vault: Path, rng: random.Random) -> tuple[int, list[str]]:
     return len(procs), failures
 
 
-def test_eight_hooks_at_once_with_readers(tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
+def hammer(vault: Path, rounds: int) -> tuple[int, list[str], Readers]:
+    """Build an 80-note vault, then `rounds` of eight concurrent hook updates with readers
+    alongside: (writer processes, failures, the readers). Shared with bench/robustness.py."""
     generate_vault(vault, 80, 11)
-    scope = vault_scope(vault)
-    run(scope)
+    run(vault_scope(vault))
     rng = random.Random(5)
     writers = 0
     failures: list[str] = []
     with Readers(vault) as readers:
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             count, problems = hook_round(vault, rng)
             writers += count
             failures += problems
-    failures += readers.failures
+    return writers, failures + readers.failures, readers
+
+
+def test_eight_hooks_at_once_with_readers(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    writers, failures, readers = hammer(vault, ROUNDS)
+    scope = vault_scope(vault)
     print(f"concurrency: {writers} writer processes, {readers.queries} query processes, {readers.parses} graph.json reads")
     assert not failures, "\n".join(failures[:10])
     assert readers.queries >= 2 and readers.parses >= 10

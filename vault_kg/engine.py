@@ -491,7 +491,12 @@ def raw_edges(
 
 
 def finalize_groups(raw: dict[str, list[dict[str, Any]]], nodes: dict[str, dict[str, Any]], result: RunResult | None = None) -> dict[str, list[dict[str, Any]]]:
-    """`finalize_edges` for every owner in `raw` (an empty list for an owner left with none)."""
+    """`finalize_edges` for every owner in `raw` (an empty list for an owner left with none).
+
+    Parallel duplicates from one owner (the same link twice) become one edge with `lines`. An
+    edge's `key` is its relation, or `relation@owner` when a file other than the source node's
+    own file asserts it, so keys are unique without looking at the rest of the graph.
+    """
     dropped = 0
     grouped: dict[str, list[dict[str, Any]]] = {}
     for owner in sorted(raw):
@@ -500,20 +505,6 @@ def finalize_groups(raw: dict[str, list[dict[str, Any]]], nodes: dict[str, dict[
     if dropped and result is not None:
         result.warnings.append(f"{dropped} edge(s) pointed at nodes no source owns; dropped")
     return grouped
-
-
-def assemble(
-    extractions: dict[str, m.Extraction], resolution: Resolution, result: RunResult | None = None
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """The whole graph from scratch: nodes, and every owner's finalized edge group.
-
-    Parallel duplicates from one owner (the same link twice) become one edge with `lines`. An
-    edge's `key` is its relation, or `relation@owner` when a file other than the source node's
-    own file asserts it, so keys are unique without looking at the rest of the graph.
-    """
-    nodes = assemble_nodes(extractions, resolution)
-    groups = finalize_groups(raw_edges(extractions, resolution, by_owner(resolution.derived), None), nodes, result)
-    return nodes, {owner: group for owner, group in groups.items() if group}
 
 
 def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -558,7 +549,6 @@ def _rank_and_write(
     table = rank.patched(kept.table, nodes, owners, fresh) if kept is not None else None
     if table is None:
         table = rank.edge_table(nodes, {owner: edges_by_owner.group(owner) for owner in owners})
-        fresh = edges_by_owner.live
     cache.put_table(table)
     encoded = edges_by_owner.encoded()
     cache.sync_graph(nodes, fresh, encoded, None if kept is None else set(fresh) | set(kept.touched))
@@ -589,11 +579,17 @@ def _ranking(cache: ScopeCache, nodes: dict[str, dict[str, Any]], table: rank.Ed
 
 def _needs_edge_list(scope: Scope, nodes: dict[str, Any]) -> bool:
     """Whether the report (import cycles, code scopes) or an inline graph.html needs every edge."""
+    return scope.kind == "code" or _html_mode(len(nodes)) == "inline"
+
+
+def _html_mode(nodes: int) -> str:
+    """How graph.html gets written: "off", "inline", or "background" for large graphs (KG_HTML)."""
     from .html_job import HTML_INLINE_NODES
 
     mode = os.environ.get("KG_HTML", "auto").lower()
-    html_inline = mode == "inline" or (mode not in ("off", "0", "false", "no") and len(nodes) <= HTML_INLINE_NODES)
-    return scope.kind == "code" or html_inline
+    if mode in ("off", "0", "false", "no"):
+        return "off"
+    return "inline" if mode == "inline" or nodes <= HTML_INLINE_NODES else "background"
 
 
 def _write_artifacts(
@@ -651,7 +647,7 @@ def _write_artifacts(
         "stale": graph_attrs.get("stale", []),
         "conventions": [
             {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
-            for nid, a in sorted((nid, a) for nid, a in nodes.items() if a.get("kind") == m.NOTE and "\nconvention/" in "\n" + "\n".join(a.get("tags") or ()))
+            for nid, a in sorted((nid, a) for nid, a in nodes.items() if a.get("kind") == m.NOTE and any(t.startswith("convention/") for t in a.get("tags") or ()))
             if a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED)
         ],
     }
@@ -665,16 +661,16 @@ def _write_artifacts(
 
 def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -> None:
     """graph.html inline for small graphs; large ones render in a detached process (see html_job)."""
-    mode = os.environ.get("KG_HTML", "auto").lower()
-    if mode in ("off", "0", "false", "no"):
+    mode = _html_mode(len(data["nodes"]))
+    if mode == "off":
         return
     try:
         from graph_out.html import render_html
     except ImportError:
         return
-    from .html_job import HTML_INLINE_NODES, render_later
+    if mode == "background":
+        from .html_job import render_later
 
-    if mode != "inline" and len(data["nodes"]) > HTML_INLINE_NODES:
         result.extra["html"] = "rendering in the background"
         render_later(layout.out)
         return
