@@ -2,15 +2,15 @@
 
 Writing an entry must be fast and must never wait for the recall index, so this module imports
 nothing heavy. The frontmatter always has the same number of lines, so appending an entry never
-moves an earlier entry: every entry keeps its `file:line` for good.
+moves an earlier entry: every entry keeps its `file:line` for good. Day files are written through
+the vault's one guarded writer (`vault_kg.vault_write`): no symlinked day file or journal folder
+leading out of the vault, no read-only file forced, no secret in what is appended.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 
 from vault_kg.errors import KgError, StoreBusy
 from vault_kg.secrets import redact
+from vault_kg.vault_write import write_note
 
 JOURNAL_DIRNAME = "journal"
 OUT_DIRNAME = "kg-out"
@@ -93,17 +94,10 @@ def out_dir(vault: Path) -> Path:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write via a hidden temp file in the same folder + os.replace: readers see old or new."""
+    from vault_kg.store import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text.encode("utf-8"))
 
 
 def parse_entries(text: str, day: date, relpath: str) -> list[Entry]:
@@ -142,8 +136,13 @@ def _slug(project: str) -> str:
 
 
 def _clean_text(text: str) -> str:
-    """Redacted, trimmed, with headings inside the text escaped so they cannot split the entry."""
-    lines = [line.rstrip() for line in redact(text).strip().split("\n")]
+    """Redacted, trimmed, with headings inside the text escaped so they cannot split the entry.
+
+    Lines are split the way any reader may split them (`str.splitlines`: a bare `\\r`, `\\x0b`,
+    `\\x0c`, `\\x1c`-`\\x1e`, `\\x85`, `\\u2028`, `\\u2029` too) and written back with `\\n` only, so
+    no separator can smuggle in a line that starts a forged entry heading.
+    """
+    lines = [line.rstrip() for line in redact(text).strip().splitlines()]
     return "\n".join("\\" + line if _ANY_HEADING_RE.match(line) else line for line in lines)
 
 
@@ -189,28 +188,35 @@ def append_entry(
     day = moment.date()
     path = day_file(vault, day)
     relpath = f"{JOURNAL_DIRNAME}/{path.name}"
-    project = clean_project(project)
+    project = clean_project(redact(project or ""))
     heading = f"## {moment:%H:%M}" + (f" · {project}" if project else "")
     try:
         with _lock(vault, "journal.lock", lock_timeout):
-            old = _read_existing(path)
+            old = _read_existing(vault, relpath)
             new = _with_entry(old, day, heading, body, relpath)
-            write_atomic(path, new)
+            write_note(vault, relpath, new, contract=False, scan=f"{heading}\n{body}")
     except Timeout as exc:
         raise StoreBusy(
             f"{path}: another kg process has been writing the journal for {lock_timeout:.0f}s; try again"
         ) from exc
-    entries = parse_entries(new, day, relpath)
+    except OSError as exc:
+        raise KgError(f"{path}: cannot write the journal ({exc.strerror or exc}); make the vault writable, then add the entry again") from exc
+    entries = parse_entries(new.replace("\r\n", "\n"), day, relpath)
     return entries[-1]
 
 
-def _read_existing(path: Path) -> str:
+def _read_existing(vault: Path, relpath: str) -> str:
+    """The day file's text exactly as it is (line endings kept), read only through the vault's path guard."""
+    from vault_kg.vault_write import check_writable, safe_relpath
+
+    target = safe_relpath(vault, relpath)
+    check_writable(target, relpath)
     try:
-        return path.read_text(encoding="utf-8")
+        return target.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return ""
     except UnicodeDecodeError as exc:
-        raise KgError(f"{path}: not UTF-8 text; re-save it as UTF-8, then add the entry again") from exc
+        raise KgError(f"{target}: not UTF-8 text; re-save it as UTF-8, then add the entry again") from exc
 
 
 def _with_entry(old: str, day: date, heading: str, body: str, relpath: str) -> str:
@@ -223,7 +229,8 @@ def _with_entry(old: str, day: date, heading: str, body: str, relpath: str) -> s
         head, rest = None, old[match.end() :]
     else:  # a frontmatter someone else wrote, or none: the top of the file stays exactly as it is
         head, rest = (old[: match.end()], old[match.end() :]) if match else ("", old)
-    rest = rest.rstrip("\n") + f"\n\n{heading}\n{body}\n"
+    newline = "\r\n" if "\r\n" in old else "\n"
+    rest = rest.rstrip("\r\n") + f"\n\n{heading}\n{body}\n".replace("\n", newline)
     if head is not None:
         return head + rest
     return render_frontmatter(day, parse_entries(rest, day, relpath)) + rest

@@ -15,17 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import model as m
 from .anchor_spans import SymbolCache, is_markdown, qualname, split_locator, supported, supported_extensions, symbol_name
 from .anchors import NoteIndex, cache_path, load_records, parse_date, today
 from .config import Config, load_config
 from .errors import KgError
+from .frontmatter_edit import EditableFrontmatter
 from .scopes import Scope
-from .vault_write import check_text, safe_relpath, write_note
+from .vault_write import prepare_note, safe_relpath, write_note
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _DUPLICATE = re.compile(r" \(\d+\)$")
 MAX_CANDIDATES = 10
 
@@ -35,15 +33,16 @@ MAX_CANDIDATES = 10
 @dataclass
 class NoteText:
     rel: str
-    fm: dict[str, Any]
-    body: str
-    newline: str
+    front: EditableFrontmatter
     contract: bool
 
+    @property
+    def fm(self) -> dict[str, Any]:
+        """The frontmatter as the graph reads it; repairs change this, `render` writes only the change."""
+        return self.front.data
+
     def render(self) -> str:
-        dumped = yaml.safe_dump(self.fm, sort_keys=False, allow_unicode=True, width=10_000, default_flow_style=False)
-        text = f"---\n{dumped}---\n{self.body}"
-        return text.replace("\n", self.newline) if self.newline != "\n" else text
+        return self.front.render()
 
     def history(self) -> list[Any]:
         history = self.fm.get("history")
@@ -67,7 +66,7 @@ class NoteText:
 
 
 def read_note(vault: Path, rel: str) -> NoteText:
-    from extract.notes import extract_note, parse_frontmatter
+    from extract.notes import extract_note
 
     from .lint import check_note
 
@@ -77,29 +76,18 @@ def read_note(vault: Path, rel: str) -> NoteText:
     except OSError as exc:
         raise KgError(f"{rel}: cannot read the note ({exc.strerror})") from exc
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise KgError(f"{rel}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8 first (nothing written)") from exc
-    newline = "\r\n" if "\r\n" in text else "\n"
-    text = text.replace("\r\n", "\n")
-    match = _FRONTMATTER.match(text)
-    fm: dict[str, Any] = {}
-    body = text
-    if match:
-        try:
-            fm = parse_frontmatter(match.group(1) or "")
-        except ValueError as exc:
-            raise KgError(f"{rel}: {exc}; fix the frontmatter first (nothing written)") from exc
-        body = text[match.end():]
     contract = not check_note(extract_note(rel, data))
-    return NoteText(rel, fm, body, newline, contract)
+    return NoteText(rel, EditableFrontmatter(rel, text), contract)
 
 
 def write(vault: Path, notes: list[NoteText]) -> None:
     """Validate every note first, then write them: a refusal leaves all of them untouched."""
     texts = [(n, n.render()) for n in notes]
     for note, text in texts:
-        check_text(note.rel, text, note.contract)
+        prepare_note(vault, note.rel, text, contract=note.contract)
     for note, text in texts:
         write_note(vault, note.rel, text, contract=note.contract)
 

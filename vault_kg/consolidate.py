@@ -25,8 +25,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import model as m
 from .errors import KgError
 
@@ -421,24 +419,18 @@ def read_plan(path: Path) -> dict[str, Any]:
 # ---- applying ----------------------------------------------------------------------------------
 
 
-def _fm(text: str) -> dict[str, Any]:
-    """The frontmatter mapping of a note ({} when it has none)."""
-    from extract.notes import YAML_LOADER
+def _fm(text: str, rel: str) -> dict[str, Any]:
+    """The frontmatter mapping of a note ({} when it has none), as the graph reads it."""
+    from .frontmatter_edit import read_frontmatter
 
-    head, _ = split_head(text)
-    inner = head.split("\n", 1)[1].rsplit("---", 1)[0] if head else ""
-    data = yaml.load(inner, Loader=YAML_LOADER) if inner.strip() else {}
-    if not isinstance(data, dict):
-        raise KgError("frontmatter is not a key: value mapping; fix it by hand")
-    return data
+    return read_frontmatter(rel, text)
 
 
-def _with_frontmatter(text: str, change: Any) -> str:
-    """`text` with its frontmatter mapping changed by `change(dict)`; the body kept byte-exact."""
-    data = _fm(text)
-    change(data)
-    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000, default_flow_style=None)
-    return f"---\n{dumped}---\n" + split_head(text)[1]
+def _with_frontmatter(text: str, change: Any, rel: str) -> str:
+    """`text` with its frontmatter changed by `change(dict)`: only the keys it changes are rewritten."""
+    from .frontmatter_edit import edit_text
+
+    return edit_text(rel, text, change)
 
 
 def _tags_of(data: dict[str, Any]) -> list[str]:
@@ -459,7 +451,7 @@ def _apply_frontmatter(text: str, a: dict[str, Any]) -> str:
         data.pop("tag", None)
         data["tags"] = tags
 
-    return _with_frontmatter(text, change)
+    return _with_frontmatter(text, change, a["note"])
 
 
 def paragraphs(body: str) -> list[str]:
@@ -481,7 +473,7 @@ def _apply_merge(texts: dict[str, str], a: dict[str, Any], link: str) -> None:
     keep, drop = texts[a["keep"]], texts[a["merge"]]
     have = {" ".join(par.split()) for par in paragraphs(split_head(keep)[1])}
     extra = "\n\n".join(par for par in paragraphs(split_head(drop)[1]) if " ".join(par.split()) not in have and not par.startswith("# "))
-    drop_data = _fm(drop)
+    drop_data = _fm(drop, a["merge"])
     drop_title = posixpath.splitext(posixpath.basename(a["merge"]))[0]
 
     def absorb(data: dict[str, Any]) -> None:
@@ -496,7 +488,7 @@ def _apply_merge(texts: dict[str, str], a: dict[str, Any], link: str) -> None:
         if aliases:
             data["aliases"] = aliases
 
-    merged = _with_frontmatter(keep, absorb).rstrip("\n")
+    merged = _with_frontmatter(keep, absorb, a["keep"]).rstrip("\n")
     if extra:
         merged += f"\n\n## Merged from [[{a['merge'][:-3]}|{drop_title}]]\n\n{extra}"
     texts[a["keep"]] = merged + "\n"
@@ -505,7 +497,7 @@ def _apply_merge(texts: dict[str, str], a: dict[str, Any], link: str) -> None:
         data["summary"] = f"Merged into {posixpath.splitext(posixpath.basename(a['keep']))[0]}; kept as a pointer so links still resolve"
         data["merged_into"] = a["keep"]
 
-    head = _with_frontmatter(drop, stub)
+    head = _with_frontmatter(drop, stub, a["merge"])
     texts[a["merge"]] = split_head(head)[0] + f"\n# {drop_title}\n\nMerged into [[{link}]] by `kg consolidate` (the text lives there now).\n"
 
 
@@ -554,7 +546,7 @@ def _apply_split(texts: dict[str, str], a: dict[str, Any]) -> None:
         if not found:
             raise KgError(f"{a['note']}: no `## {s['heading']}` heading any more; make a new plan")
         moved[found.pop(0)] = s
-    data = _fm(text)
+    data = _fm(text, a["note"])
     parent = posixpath.splitext(posixpath.basename(a["note"]))[0]
     kept: list[str] = []
     i = 0
@@ -581,8 +573,8 @@ def _current(vault: Path, rel: str) -> str | None:
     from .vault_write import safe_relpath
 
     path = safe_relpath(vault, rel)
-    try:
-        return path.read_text(encoding="utf-8")
+    try:  # bytes, not read_text: universal newlines would turn CRLF notes into LF ones (and break the plan's hashes)
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -600,7 +592,7 @@ def _passes_contract(rel: str, text: str) -> bool:
 def apply(vault: Path, plan_path: Path, commit: bool = True) -> dict[str, Any]:
     """Perform exactly the plan's actions, all or nothing, then one git commit (when a repository)."""
     from . import gitops
-    from .vault_write import check_text, safe_relpath, write_note
+    from .vault_write import prepare_note, write_note
 
     vault = vault.resolve()
     data = read_plan(plan_path)
@@ -633,13 +625,10 @@ def apply(vault: Path, plan_path: Path, commit: bool = True) -> dict[str, Any]:
                 _apply_split(texts, a)
         except KeyError as exc:
             raise KgError(f"{plan_path}: action {a.get('id')} names {exc} without its hash; make a new plan") from exc
-        except yaml.YAMLError as exc:
-            raise KgError(f"{plan_path}: action {a.get('id')}: a note's frontmatter is not valid YAML; fix it and make a new plan") from exc
     changed = sorted(rel for rel, text in texts.items() if text != originals.get(rel))
     contract = {rel: originals.get(rel) is None or _passes_contract(rel, originals[rel] or "") for rel in changed}
     for rel in changed:
-        safe_relpath(vault, rel)
-        check_text(rel, texts[rel], contract[rel])
+        prepare_note(vault, rel, texts[rel], contract=contract[rel])
     repo = gitops.open_repo(vault) if commit and gitops.is_repo(vault) else None
     if repo is not None and changed:
         dirty = [rel for _, rel in gitops.status_entries(repo) if rel in set(changed)]

@@ -70,10 +70,23 @@ def ensure_out(out: Path) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one step; on any failure the old file stays as it was."""
+    """Replace `path` with `data` in one step; on any failure the old file stays as it was.
+
+    A file that exists keeps its permission bits and, where this user may set them, its owner and
+    group (a 0640 note stays 0640); a new file gets the usual 0666 minus the umask.
+    """
+    try:
+        before = os.stat(path)
+    except OSError:
+        before = None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)
+        if before is not None and hasattr(os, "fchown") and (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
+            try:  # before the chmod: a chown clears the set-id bits
+                os.fchown(fd, before.st_uid, before.st_gid)
+            except OSError:
+                pass  # only root may give a file away; the mode is kept all the same
+        os.fchmod(fd, (before.st_mode & 0o7777) if before is not None else 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
