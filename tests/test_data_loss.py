@@ -140,14 +140,19 @@ def test_a_repair_keeps_the_file_mode(world: World) -> None:
     assert stat.S_IMODE(note.stat().st_mode) == 0o640
 
 
-def test_atomic_replace_keeps_mode(tmp_path: Path) -> None:
+def test_atomic_replace_keeps_mode_and_owner(tmp_path: Path) -> None:
     from vault_kg.store import atomic_write
 
-    path = tmp_path / "artifact.json"
+    path = tmp_path / "note.md"
     path.write_text("old")
-    path.chmod(0o600)
+    path.chmod(0o640)
+    owner = (path.stat().st_uid, path.stat().st_gid)
+    if os.geteuid() == 0:  # only root can hand a file to someone else; the replace must hand it back
+        os.chown(path, 65534, 65534)
+        owner = (65534, 65534)
     atomic_write(path, b"new")
-    assert path.read_text() == "new" and stat.S_IMODE(path.stat().st_mode) == 0o600
+    st = path.stat()
+    assert path.read_text() == "new" and stat.S_IMODE(st.st_mode) == 0o640 and (st.st_uid, st.st_gid) == owner
 
 
 @pytest.mark.parametrize("verb", ["retire", "supersede"])
@@ -287,3 +292,10 @@ def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath
     with pytest.raises(KgError, match="kg-out|hidden folder|scanner skips"):
         remember_note(vault_scope(vault), relpath, "A note", ["scope/global", "topic/x"], "Body.", None, None)
     assert [p for p in vault.rglob("*") if p.is_file()] == []
+
+
+def test_reserved_folders_match_the_scanner() -> None:
+    from extract.notes import SKIP_DIRS
+    from vault_kg.vault_write import RESERVED_FOLDERS
+
+    assert set(RESERVED_FOLDERS) == SKIP_DIRS

@@ -296,6 +296,15 @@ def test_unsafe_shapes_are_refused_or_kept(front: str, why: str | None) -> None:
     assert why is None and out.startswith(f"---\n{front}") and out.endswith("---\nbody\n")
 
 
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("---\na: 1\n...\nbody\n", "no closing `---`"), ("----\na: 1\n----\nbody\n", "reads them differently")],
+)
+def test_delimiters_the_graph_reads_differently_are_refused(text: str, why: str) -> None:
+    with pytest.raises(KgError, match=re.escape(why)):
+        EditableFrontmatter("notes/X.md", text).render()
+
+
 def test_a_note_without_frontmatter_gets_one_and_keeps_its_body() -> None:
     doc = EditableFrontmatter("n.md", "\ufeffno: frontmatter here\r\nat all")
     doc.data["anchors"] = [{"note": "[[x]]"}]

@@ -167,6 +167,8 @@ def test_the_server_sees_updates_made_by_other_processes(mcp: SyncClient, world:
         ("remember", {"path": "../outside.md", "summary": "x", "tags": ["scope/global"]}, "escapes the vault"),
         ("remember", {"path": "/etc/evil.md", "summary": "x", "tags": ["scope/global"]}, "relative to the vault"),
         ("remember", {"path": "kg-out/x.md", "summary": "x", "tags": ["scope/global"]}, "kg-out"),
+        ("remember", {"path": "KG-OUT/x.md", "summary": "x", "tags": ["scope/global"]}, "kg-out"),
+        ("remember", {"path": ".Obsidian/x.md", "summary": "x", "tags": ["scope/global"]}, "hidden folder"),
         ("remember", {"path": "notes/Key.md", "summary": "key", "tags": ["scope/global"], "body": "aws AKIAIOSFODNN7EXAMPLE"}, "secret"),
         ("remember", {"path": "notes/Untagged.md", "summary": "x", "tags": ["payments"]}, "namespaced|scope/"),
         ("god_nodes", {"n": 0}, "greater than or equal to 1"),
@@ -184,6 +186,7 @@ def test_bad_inputs_are_rejected_with_one_clear_line(mcp: SyncClient, world: dic
         mcp.call(tool, **args)
     assert not (world["base"] / "outside.md").exists()
     assert not (world["vault"] / "notes" / "Key.md").exists()
+    assert not (world["vault"] / "KG-OUT").exists()
 
 
 def test_remember_with_an_anchor_and_check_after_the_code_changes(mcp: SyncClient, world: dict[str, Path]) -> None:

@@ -89,6 +89,8 @@ class EditableFrontmatter:
             self.head, self.inner = text[: opening.end()], text[opening.end() : closing.start()]
             self.tail, self.body = closing.group(0), text[closing.end() :]
             self.present = True
+        elif opening:
+            raise KgError(f"{rel}: the frontmatter's opening `---` has no closing `---` line (kg reads no frontmatter there); close it, then repair {NOTHING_WRITTEN}")
         else:
             self.newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
             self.head, self.inner, self.tail, self.body = text[:start], "", "", text[start:]
@@ -155,6 +157,14 @@ class EditableFrontmatter:
 
     def render(self) -> str:
         """The note's new text: owned keys changed, every other byte as it was; checked before it is returned."""
+        from ruamel.yaml.error import YAMLError
+
+        try:
+            return self._render()
+        except (YAMLError, ValueError, TypeError) as exc:
+            raise KgError(f"{self.rel}: cannot rewrite the frontmatter safely ({' '.join(str(exc).split())[:120]}); edit the note by hand {NOTHING_WRITTEN}") from exc
+
+    def _render(self) -> str:
         if not isinstance(self.data, dict):
             raise self.refuse("a repair left the frontmatter without a mapping")
         old, new = self.original, self.data
@@ -211,7 +221,7 @@ class EditableFrontmatter:
         try:
             again = EditableFrontmatter(self.rel, text)
         except KgError as exc:
-            raise KgError(f"{self.rel}: the edited frontmatter would not read back cleanly ({exc}); {NOTHING_WRITTEN}") from exc
+            raise KgError(f"{self.rel}: the edited frontmatter would not read back cleanly; edit the note by hand {NOTHING_WRITTEN}") from exc
         if not same(again.original, self.data):
             wrong = [str(k) for k in self.data if k not in again.original or not same(again.original[k], self.data[k])]
             raise KgError(f"{self.rel}: cannot write {', '.join(wrong) or 'the frontmatter'} without changing what it means; edit the note by hand {NOTHING_WRITTEN}")
