@@ -196,3 +196,9 @@ def test_the_mcp_server_without_kg_exits_with_one_line(world: World, plugin: Pat
     done = subprocess.run([command, *args], env=env, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode == 1 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and "kg command is not installed" in done.stderr
+
+
+def test_the_launcher_by_hand_answers_version_as_the_troubleshooting_guide_says(world: World, plugin: Path, tmp_path: Path) -> None:
+    fake_kg(tmp_path / "home" / ".local" / "bin")
+    done = subprocess.run([str(plugin / "bin" / "kg-launch"), "--version"], env=claude_env(world, plugin, tmp_path / "home"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == f"kg {__version__}\n"
