@@ -9,7 +9,7 @@ from conftest import REPO
 from hooks.dispatch import EVENTS
 
 
-def test_hooks_json_wires_the_three_events_to_kg_hook() -> None:
+def test_hooks_json_wires_the_three_events_to_kg_hook_through_the_launcher() -> None:
     data = json.loads((REPO / "hooks" / "hooks.json").read_text())
     hooks = data["hooks"]
     assert set(hooks) == {"SessionStart", "PostToolUse", "SessionEnd"}
@@ -19,7 +19,7 @@ def test_hooks_json_wires_the_three_events_to_kg_hook() -> None:
             for hook in group["hooks"]:
                 assert hook["type"] == "command" and 0 < hook["timeout"] <= 60
                 argv = shlex.split(hook["command"])
-                assert argv[:2] == ["kg", "hook"] and argv[2] in EVENTS
+                assert argv[:2] == ["${CLAUDE_PLUGIN_ROOT}/bin/kg-launch", "hook"] and argv[2] in EVENTS
                 commands[event] = argv[2]
     assert commands == {"SessionStart": "session-start", "PostToolUse": "post-tool-use", "SessionEnd": "session-end"}
     assert set(hooks["PostToolUse"][0]["matcher"].split("|")) == {"Write", "Edit", "MultiEdit", "NotebookEdit"}
@@ -28,5 +28,7 @@ def test_hooks_json_wires_the_three_events_to_kg_hook() -> None:
 def test_plugin_json_registers_the_mcp_server_and_lets_hooks_json_load_by_convention() -> None:
     data = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     assert data["name"] == "vault-kg" and data["version"]
-    assert data["mcpServers"]["vault-kg"] == {"command": "kg", "args": ["mcp"]}
+    server = data["mcpServers"]["vault-kg"]
+    assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/kg-launch" and server["args"] == ["mcp"]
+    assert server["env"] == {f"CLAUDE_PLUGIN_OPTION_{key.upper()}": f"${{user_config.{key}}}" for key in data["userConfig"]}
     assert "hooks" not in data, "hooks/hooks.json loads by convention; naming it again makes Claude Code report a duplicate"

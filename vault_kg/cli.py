@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
+from . import __version__
 from . import config as cfgmod
 from .errors import KgError
 from .scopes import Scope, resolve_scopes
@@ -23,7 +24,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-project_app = typer.Typer(help="Register project repositories (each gets its own code graph).", no_args_is_help=True)
+project_app = typer.Typer(
+    help="Register project repositories (each gets its own code graph).\n\nExample: kg project add ~/src/payments --name payments && kg project list",
+    no_args_is_help=True,
+)
 app.add_typer(project_app, name="project")
 
 VaultOpt = typer.Option(None, "--vault", help="The vault folder (default: KG_VAULT, the enclosing vault, or the config file).")
@@ -43,9 +47,17 @@ def emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
         sys.stdout.write(text(data) + "\n")
 
 
-def fail(message: str, code: int = 1) -> None:
-    sys.stderr.write(f"kg: error: {message}\n")
-    raise typer.Exit(code)
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"kg {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version, help="Print the version and exit."),
+) -> None:
+    pass
 
 
 def scopes_from(scope: Optional[list[str]], vault: Optional[Path], out: Optional[Path] = None) -> list[Scope]:
@@ -217,7 +229,7 @@ def explain(
 
 @app.command("god-nodes")
 def god_nodes(
-    n: int = typer.Option(10, "-n", help="How many (1-200)."),
+    n: int = typer.Option(10, "-n", min=1, max=200, help="How many (1-200)."),
     vault: Optional[Path] = VaultOpt,
     scope: Optional[list[str]] = ScopeOpt,
     include_stale: bool = StaleOpt,
@@ -320,6 +332,20 @@ def project_add(
     emit(add_project(path, name), as_json, lambda d: f"registered {d['name']} → {d['path']} in {d['config']}")
 
 
+@project_app.command("remove")
+def project_remove(
+    name: str = typer.Argument(..., help="The project's scope name, as `kg project list` shows it."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Unregister a project; its repository and its kg-out/ folder are left as they are.
+
+    Example: kg project remove payments
+    """
+    from .projects import remove_project
+
+    emit(remove_project(name), as_json, lambda d: f"unregistered {d['name']} ({d['path']}) from {d['config']}; its graph stays in {d['artifacts']} until you delete it")
+
+
 @project_app.command("list")
 def project_list(as_json: bool = JsonOpt) -> None:
     """List registered projects.
@@ -346,26 +372,54 @@ def _register_features() -> None:
 _register_features()
 
 
+def _keep_example_lines(command: Any) -> None:
+    """Mark each help paragraph that holds an example with click's `\\b`, so it is not rewrapped."""
+    if command.help:
+        paragraphs = command.help.split("\n\n")
+        command.help = "\n\n".join(
+            "\b\n" + para if any(line.strip().startswith("Example") for line in para.splitlines()) and not para.startswith("\b") else para
+            for para in paragraphs
+        )
+    for sub in getattr(command, "commands", {}).values():
+        _keep_example_lines(sub)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+
+
+def _error(message: str, code: int, as_json: bool) -> int:
+    """The one place a failed command reports: `{"error": ...}` on stdout with --json, else stderr."""
+    if as_json:
+        sys.stdout.write(json.dumps({"error": message, "exit_code": code}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"kg: error: {message}\n")
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
+    import click
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(argv)
+    command = typer.main.get_command(app)
+    _keep_example_lines(command)
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = command.main(args=argv, prog_name="kg", standalone_mode=False)
     except KgError as exc:
-        sys.stderr.write(f"kg: error: {exc}\n")
-        return exc.exit_code
-    except typer.Exit as exc:
+        return _error(str(exc), exc.exit_code, as_json)
+    except (typer.Exit, click.exceptions.Exit) as exc:
         return exc.exit_code
     except SystemExit as exc:
         return int(exc.code or 0)
     except KeyboardInterrupt:
         sys.stderr.write("kg: interrupted\n")
         return 130
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
-            return 1
-        raise
+    except click.exceptions.ClickException as exc:  # usage errors: a bad option, -n 0, a missing argument
+        if as_json:
+            return _error(exc.format_message(), exc.exit_code, True)
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:
+        return 1
     return code if isinstance(code, int) else 0

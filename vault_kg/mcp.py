@@ -24,6 +24,7 @@ from fastmcp.exceptions import ToolError
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
+from . import __version__
 from . import query as q
 from . import store
 from .config import load_config
@@ -116,7 +117,7 @@ def result(text: str, data: Any) -> ToolResult:
 def build_server(vault: Path | None = None) -> FastMCP:
     """The FastMCP app with every tool and resource registered (used by `kg mcp` and tests)."""
     kg = KgServer(vault)
-    mcp = FastMCP("vault-kg", instructions=INSTRUCTIONS)
+    mcp = FastMCP("vault-kg", instructions=INSTRUCTIONS, version=__version__)
 
     @mcp.tool(annotations={"readOnlyHint": True})
     async def query(
