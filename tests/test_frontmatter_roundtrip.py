@@ -273,6 +273,18 @@ def test_consolidate_changes_only_tags_and_summary(text: str, data: st.DataObjec
     assert action["add_tags"][1] in fm["tags"] and fm.get("summary") == action.get("summary", fm.get("summary"))
 
 
+@SETTINGS
+@given(keep=note(), drop=note())
+def test_consolidate_merge_changes_only_tags_and_aliases_of_the_kept_note(keep: str, drop: str) -> None:
+    from vault_kg.consolidate import _apply_merge
+
+    texts = {"notes/Keep.md": keep, "notes/Drop.md": drop}
+    _apply_merge(texts, {"keep": "notes/Keep.md", "merge": "notes/Drop.md"}, "notes/Keep")
+    assert_only_owned_changed(keep, texts["notes/Keep.md"], {"tags", "aliases"}, body_owned=True)
+    assert_only_owned_changed(drop, texts["notes/Drop.md"], {"summary", "merged_into"}, body_owned=True)
+    assert split(texts["notes/Keep.md"])[1].startswith(split(keep)[1].rstrip("\r\n"))
+
+
 # ------------------------------------------------------------------ shapes the splice refuses
 
 @pytest.mark.parametrize(
