@@ -189,13 +189,16 @@ def test_the_mcp_server_starts_through_the_launcher_and_reports_kgs_version(worl
     assert (name, version) == ("vault-kg", __version__) and len(labels) == 3
 
 
-def test_the_mcp_server_without_kg_exits_with_one_line(world: World, plugin: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("problem", ["no kg", "no such vault"])
+def test_the_mcp_server_that_cannot_start_exits_with_one_line(world: World, plugin: Path, tmp_path: Path, problem: str) -> None:
     command, args, env_template = server_argv(plugin)
     env = claude_env(world, plugin, tmp_path / "home")
     env.update({k: "" for k in env_template})  # options left unset: Claude Code substitutes ""
+    if problem == "no such vault":
+        env.update(CLAUDE_PLUGIN_OPTION_VAULT=str(tmp_path / "gone"), CLAUDE_PLUGIN_OPTION_KG_BIN=str(fake_kg(tmp_path / "tools")))
     done = subprocess.run([command, *args], env=env, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert done.returncode == 1 and done.stdout == ""
-    assert len(done.stderr.splitlines()) == 1 and "kg command is not installed" in done.stderr
+    assert done.returncode == 1 and done.stdout == "" and len(done.stderr.splitlines()) == 1
+    assert ("kg command is not installed" if problem == "no kg" else f"vault folder '{tmp_path / 'gone'}'") in done.stderr
 
 
 def test_the_launcher_by_hand_answers_version_as_the_troubleshooting_guide_says(world: World, plugin: Path, tmp_path: Path) -> None:

@@ -119,11 +119,11 @@ def test_conflicting_edit_is_reported_and_nothing_is_lost(machines: tuple[Path, 
     sync_mod.sync(laptop)
 
     ran = kg_sync(vps, "--json")
-    assert ran.returncode == 1
-    assert rel in ran.stderr and "rebase --continue" in ran.stderr and "rebase --abort" in ran.stderr
-    assert len(ran.stderr.strip().split("\n")) == 1
-    report = json.loads(ran.stdout)
-    assert report["conflicts"] == [rel]
+    assert ran.returncode == 1 and ran.stderr == ""
+    report = json.loads(ran.stdout)  # with --json the error is in the one JSON answer
+    assert report["conflicts"] == [rel] and report["exit_code"] == 1
+    assert rel in report["error"] and "rebase --continue" in report["error"] and "rebase --abort" in report["error"]
+    assert "\n" not in report["error"]
     text = (vps / rel).read_text()
     assert "LAPTOP: Redis has one job now." in text and "VPS: Redis is going away." in text
 

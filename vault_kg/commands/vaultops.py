@@ -57,9 +57,10 @@ def sync_command(
     try:
         report = s.sync(root, update_graph=not no_update)
     except s.SyncConflict as conflict:
-        if as_json:
-            _emit(conflict.report.as_dict(), True, str)
-        raise
+        if not as_json:
+            raise
+        _emit({**conflict.report.as_dict(), "error": str(conflict), "exit_code": conflict.exit_code}, True, str)
+        raise typer.Exit(conflict.exit_code)
     _emit(report.as_dict(), as_json, s.format_report)
 
 
