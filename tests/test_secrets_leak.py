@@ -116,7 +116,8 @@ def leaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     monkeypatch.setenv("KG_CONFIG", str(config))
     config.write_text(f'vault = "{vault}"\n', encoding="utf-8")
     add_project(repo, "deployer")
-    transcript = tmp_path / "session.jsonl"
+    transcript = tmp_path / ".claude" / "projects" / "-repo" / "session.jsonl"  # where Claude Code writes it
+    transcript.parent.mkdir(parents=True)
     transcript.write_text("\n".join(json.dumps(line) for line in TRANSCRIPT_LINES) + "\n", encoding="utf-8")
     return {"vault": vault, "repo": repo, "config": config, "transcript": transcript, "base": tmp_path}
 
@@ -163,7 +164,7 @@ def test_no_secret_reaches_any_artifact_or_answer(leaky: dict[str, Path]) -> Non
 
 def test_no_secret_in_hook_output(leaky: dict[str, Path]) -> None:
     vault, repo = leaky["vault"], leaky["repo"]
-    env = {"KG_CONFIG": str(leaky["config"]), "KG_OLLAMA": "off", "KG_VAULT": ""}
+    env = {"KG_CONFIG": str(leaky["config"]), "KG_OLLAMA": "off", "KG_VAULT": "", "CLAUDE_CONFIG_DIR": str(leaky["base"] / ".claude")}
     for args in (["build", "--vault", str(vault)], ["build", "--scope", "deployer"]):
         done = kg_process(*args, env=env, cwd=leaky["base"])
         assert done.returncode == 0, done.stderr
@@ -188,8 +189,8 @@ def test_no_secret_in_hook_output(leaky: dict[str, Path]) -> None:
     assert "quarantined" in outputs[2]
     assert_clean("hook output", "\n".join(outputs))
     journal = vault / "journal" / f"{date.today().isoformat()}.md"
-    if journal.exists():
-        assert_clean("journal after session-end", journal.read_text(encoding="utf-8"))
+    assert "Deploy with" in journal.read_text(encoding="utf-8"), "session-end journaled the transcript"
+    assert_clean("journal after session-end", journal.read_text(encoding="utf-8"))
 
 
 def test_no_secret_in_mcp_answers(leaky: dict[str, Path]) -> None:
