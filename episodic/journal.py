@@ -133,7 +133,8 @@ def read_day(vault: Path, day: date) -> list[Entry]:
         return []
     except UnicodeDecodeError as exc:
         raise KgError(f"{path}: not UTF-8 text; re-save it as UTF-8") from exc
-    return parse_entries(text, day, f"{JOURNAL_DIRNAME}/{path.name}")
+    # a day file edited by hand or pulled from another machine never went through append_entry
+    return parse_entries(redact(text, keep_lines=True), day, f"{JOURNAL_DIRNAME}/{path.name}")
 
 
 def clean_project(project: str | None) -> str:
