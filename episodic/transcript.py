@@ -9,6 +9,7 @@ guessed, so the entry is fast, deterministic and cannot hallucinate.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_kg.errors import KgError
+from vault_kg.safe_read import inside, read_regular
 
 from .journal import Entry, append_entry
 
@@ -24,6 +26,7 @@ SHELL_TOOLS = {"Bash": "command"}
 MAX_REQUEST_CHARS = 280
 MAX_COMMAND_CHARS = 120
 MAX_LISTED = 8
+MAX_TRANSCRIPT_BYTES = 32 * 1024 * 1024  # a longer session is read from its tail
 # User turns that are not requests: tool results, hook/command chatter, interrupted markers.
 _NOT_A_REQUEST = re.compile(
     r"^\s*(<command-(name|message|args)>|<local-command-stdout>|<user-prompt-submit-hook>|Caveat: |"
@@ -48,9 +51,36 @@ class SessionSummary:
     ended: str = ""
 
 
+def transcript_roots() -> list[Path]:
+    """Where Claude Code writes session transcripts: `~/.claude/projects/`, and
+    `$CLAUDE_CONFIG_DIR/projects/` when that is set."""
+    roots = [Path.home() / ".claude" / "projects"]
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    if configured:
+        roots.append(Path(configured).expanduser() / "projects")
+    return roots
+
+
+def accepted_transcript(raw: str) -> Path:
+    """The transcript path a hook was given, if it is one Claude Code could have written.
+
+    A payload is input like any other: a path that resolves (symlinks followed) outside the
+    transcript folders is refused, so the hook never reads, or links in the journal, a file such
+    as `/etc/shadow`; FIFOs and devices are refused when read.
+    """
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        raise KgError(f"{raw}: the transcript path is not absolute; nothing journaled")
+    roots = transcript_roots()
+    if not any(inside(path, root) and os.path.realpath(path) != os.path.realpath(root) for root in roots):
+        where = " or ".join(str(r) for r in roots)
+        raise KgError(f"{path}: not a Claude Code transcript (they live under {where}); nothing journaled")
+    return Path(os.path.realpath(path))
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     try:
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        raw = read_regular(path, MAX_TRANSCRIPT_BYTES, tail=True).decode("utf-8", "replace")
     except OSError as exc:
         raise KgError(f"{path}: cannot read the session transcript ({exc.strerror}); check the path") from exc
     out = []

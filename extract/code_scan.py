@@ -12,6 +12,7 @@ handled so that nothing outside the repository is read and no cycle is walked.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pathspec
@@ -19,8 +20,10 @@ import pathspec
 from extract.js_config import is_config
 from extract.languages import BY_EXTENSION
 from vault_kg.adapter import SourceSkip
+from vault_kg.safe_read import display_name, file_kind, read_regular, valid_name
 
 DEFAULT_MAX_BYTES = 1_000_000
+MAX_IGNORE_BYTES = 1_000_000
 SKIP_DIRS = frozenset(
     {"kg-out", "node_modules", "build", "dist", "target", "vendor", "third_party", "__pycache__", "venv", "site-packages"}
 )
@@ -43,9 +46,8 @@ def _is_source(name: str) -> bool:
 def _load_spec(directory: str, prefix: str) -> _Spec | None:
     lines: list[str] = []
     for name in IGNORE_FILES:
-        try:
-            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as handle:
-                lines.extend(handle.read().splitlines())
+        try:  # a FIFO named .gitignore must not hang the listing
+            lines.extend(read_regular(os.path.join(directory, name), MAX_IGNORE_BYTES).decode("utf-8", "replace").splitlines())
         except OSError:
             continue
     if not lines:
@@ -86,6 +88,10 @@ def list_sources(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[list[s
         for entry in entries:
             name = entry.name
             relpath = prefix + name
+            if not valid_name(name):
+                if entry.is_dir(follow_symlinks=False) or _is_source(name):
+                    skips.append(SourceSkip(display_name(relpath), "name is not valid UTF-8; rename it (e.g. with `mv`) so kg can read it"))
+                continue
             if entry.is_symlink():
                 skip = _symlink_skip(entry, relpath, root_real)
                 if skip is not None:
@@ -100,10 +106,14 @@ def list_sources(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[list[s
             if not _is_source(name) or _ignored(relpath, False, specs):
                 continue
             try:
-                size = entry.stat().st_size
+                st = entry.stat()
             except OSError as exc:
                 skips.append(SourceSkip(relpath, f"not readable ({exc.strerror}); check its permissions"))
                 continue
+            if not stat.S_ISREG(st.st_mode):
+                skips.append(SourceSkip(relpath, f"{file_kind(st.st_mode)}, not a regular file; not read"))
+                continue
+            size = st.st_size
             if size > max_bytes:
                 skips.append(SourceSkip(relpath, f"{size} bytes is over the {max_bytes}-byte cap (generated?); add it to .kgignore or raise the cap"))
                 continue
@@ -122,4 +132,6 @@ def _symlink_skip(entry: os.DirEntry[str], relpath: str, root_real: str) -> Sour
         return SourceSkip(relpath, "broken symlink; not followed")
     if os.path.isdir(target):
         return SourceSkip(relpath, "symlinked folder inside the repository; its target is scanned where it lives")
+    if not os.path.isfile(target):
+        return SourceSkip(relpath, "symlink to something that is not a regular file (a FIFO, a device); not followed")
     return None

@@ -13,13 +13,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from vault_kg.secrets import redact
+
 FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+# Every pattern here runs on every line of every note, so each must stay linear on any input:
+# no two unbounded quantifiers that can trade characters (`(.+?)\s*#*\s*$` took 29 s on a
+# 2 KB heading), and possessive or bounded repeats where a failed match would rescan a line.
+HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s++(\S.*)$")
 BACKTICK_RUN_RE = re.compile(r"`+")
 WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-# Possessive and bounded on purpose: `[[[[…` or `](x "` repeated on one long line must stay linear.
-MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*+\])*+)\]\(\s*<?([^)\s>]++)>?(?:\s+\"[^\"\n]{0,500}+\")?\s*\)")
-URL_RE = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)\S+", re.IGNORECASE)
+# Possessive and bounded on purpose: `[[[[…`, `[x](` or `](x "` repeated on one long line must
+# stay linear, so a destination stops at the next `[` (a failed `[x](` may not rescan the line).
+MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*+\])*+)\]\(\s*+<?([^)\s>\[]++)>?(?:\s++\"[^\"\n]{0,500}+\")?\s*+\)")
+URL_RE = re.compile(r"\b(?:[a-z][a-z0-9+.-]{0,31}+://|www\.|mailto:)\S+", re.IGNORECASE)
 INLINE_TAG_RE = re.compile(r"(?<![\w/#&\]\)])#([A-Za-z0-9_\-/\u00C0-\uFFFF]+)")
 BLOCK_ID_RE = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$")
 
@@ -54,8 +60,12 @@ class Scan:
 
 
 def normalize_tag(raw: str) -> str | None:
-    """`#Tool/SEMrush/` → `tool/semrush`; None for things that are not tags (`#123`, `#/`)."""
-    tag = raw.strip().lstrip("#").strip("/").lower()
+    """`#Tool/SEMrush/` → `tool/semrush`; None for things that are not tags (`#123`, `#/`).
+
+    A tag becomes a node id (`tag:…`), which redaction of attributes never touches, so a secret
+    pasted as a tag is redacted here, before lowercasing hides its shape (`AKIA…`).
+    """
+    tag = redact(raw.strip()).lstrip("#").strip("/").lower()
     if not tag or "//" in tag or tag.replace("/", "").replace("-", "").replace("_", "").isdigit():
         return None
     if any(ch.isspace() for ch in tag):
@@ -121,6 +131,12 @@ def line_roles(lines: list[str]) -> Iterator[tuple[int, str, str]]:
             yield index, line, "text"
 
 
+def heading_text(rest: str) -> str:
+    """A heading's text without its closing `#` sequence and surrounding spaces."""
+    text = rest.rstrip().rstrip("#").rstrip()
+    return text or rest.strip()
+
+
 def parse_wikilink(inner: str) -> tuple[str, str | None, str | None, str | None]:
     """Split `Note#Heading^block|label` into (note, heading, block, label)."""
     label = None
@@ -152,7 +168,7 @@ def scan_markdown(body: str, first_line: int = 1) -> Scan:
         visible = mask_code_spans(line)
         heading = HEADING_RE.match(visible)
         if heading:
-            text = heading.group(2).strip()[:MAX_HEADING_CHARS]
+            text = heading_text(heading.group(2))[:MAX_HEADING_CHARS]
             headings.append(Heading(len(heading.group(1)), text, number))
             visible = visible[heading.end(1):]
         for match in WIKILINK_RE.finditer(visible):

@@ -19,6 +19,8 @@ import yaml
 
 from vault_kg import model as m
 from vault_kg.adapter import Resolution, SourceSkip
+from vault_kg.safe_read import display_name, file_kind, valid_name
+from vault_kg.secrets import redact
 
 from .links import Link, normalize_tag, scan_markdown
 from .redaction import redact_extraction
@@ -43,38 +45,63 @@ class VaultAdapter:
     edges_owned_by_source = True  # every edge an extraction holds is owned by that note
 
     def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
+        """Every note, and what was skipped and why: symlinks that leave the vault, symlinked
+        folders, FIFOs, sockets and devices named `*.md`, and names that are not valid UTF-8."""
         sources: list[str] = []
         skips: list[SourceSkip] = []
         root_real = os.path.realpath(root)
-        for folder, dirs, files in os.walk(root, followlinks=False):
-            rel_folder = os.path.relpath(folder, root)
-            rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
-            kept = []
-            for name in sorted(dirs):
-                if name.startswith(".") or name in SKIP_DIRS:
+        pending = [(os.fspath(root), "")]
+        while pending:
+            folder, rel_folder = pending.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                skips.append(SourceSkip(rel_folder.rstrip("/") or ".", f"folder not readable ({exc.strerror}); check its permissions"))
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
                     continue
-                if os.path.islink(os.path.join(folder, name)):
-                    skips.append(SourceSkip(rel_folder + name, "symlinked folder not followed (loops and escapes are refused)"))
-                    continue
-                kept.append(name)
-            dirs[:] = kept
-            for name in files:
-                if not name.lower().endswith(".md") or name.startswith("."):
-                    continue
-                path = os.path.join(folder, name)
-                if os.path.islink(path):
-                    target = os.path.realpath(path)
-                    if not target.startswith(root_real + os.sep) or not os.path.isfile(target):
-                        skips.append(SourceSkip(rel_folder + name, "symlink points outside the vault or nowhere; not followed"))
+                if entry.is_dir(follow_symlinks=False):
+                    if name in SKIP_DIRS:
                         continue
-                sources.append(rel_folder + name)
+                    if not valid_name(name):
+                        skips.append(SourceSkip(display_name(rel_folder + name), "folder name is not valid UTF-8; rename it to read the notes in it"))
+                        continue
+                    pending.append((entry.path, rel_folder + name + "/"))
+                    continue
+                if entry.is_symlink() and os.path.isdir(entry.path):
+                    if name not in SKIP_DIRS:
+                        skips.append(SourceSkip(display_name(rel_folder + name), "symlinked folder not followed (loops and escapes are refused)"))
+                    continue
+                if not name.lower().endswith(".md"):
+                    continue
+                shown = display_name(rel_folder + name)
+                if not valid_name(name):
+                    skips.append(SourceSkip(shown, "file name is not valid UTF-8; rename it (e.g. with `mv`) so kg can read it"))
+                elif entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if not target.startswith(root_real + os.sep) or not os.path.isfile(target):
+                        skips.append(SourceSkip(shown, "symlink points outside the vault, nowhere, or not to a regular file; not followed"))
+                    else:
+                        sources.append(rel_folder + name)
+                elif not entry.is_file(follow_symlinks=False):
+                    try:
+                        kind = file_kind(entry.stat(follow_symlinks=False).st_mode)
+                    except OSError:
+                        kind = "not a regular file"
+                    skips.append(SourceSkip(shown, f"{kind}, not a regular file; not read (remove it or rename it without .md)"))
+                else:
+                    sources.append(rel_folder + name)
         sources.sort()
+        skips.sort(key=lambda s: s.relpath)
         return sources, skips
 
     def is_source(self, root: Path, relpath: str) -> bool:
         """`list_sources`'s rules for one path, without walking the vault (the hook's fast path)."""
         *folders, name = relpath.split("/")
-        if not name.lower().endswith(".md") or name.startswith("."):
+        if not name.lower().endswith(".md") or name.startswith(".") or not valid_name(relpath):
             return False
         folder = str(root)
         for part in folders:
@@ -303,7 +330,7 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
 
 
 def _link_ref(nid: str, relpath: str, link: Link) -> m.Ref:
-    target = link.target
+    target = redact(link.target)  # a dangling target becomes an id (`unresolved:…`), and so does its key
     attrs: dict[str, Any] = {}
     if link.markdown:
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), target))

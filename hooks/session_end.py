@@ -25,12 +25,13 @@ def handle(payload: dict[str, Any]) -> None:
     if not isinstance(raw, str) or not raw:
         raise KgError("SessionEnd payload has no transcript_path; nothing to journal")
     from episodic.dates import resolve_timezone
-    from episodic.transcript import journal_session
+    from episodic.transcript import accepted_transcript, journal_session
 
+    transcript = accepted_transcript(raw)
     registered = env.project_of(env.cwd)
     entry = journal_session(
         env.vault,
-        Path(raw).expanduser(),
+        transcript,
         project=registered[0] if registered else None,
         tz=resolve_timezone(env.cfg.timezone),
     )

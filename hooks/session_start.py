@@ -15,7 +15,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable
 
+from vault_kg.agent_text import one_line as _one_line
 from vault_kg.config import OUT_DIRNAME
+from vault_kg.safe_read import read_text
 
 from . import reconcile
 from .common import HookEnv, hook_env, log_failure
@@ -27,12 +29,12 @@ PREAMBLE = (
     "and ask `kg query`/`kg explain` (or the kg MCP tools) for more."
 )
 DECLARING_FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md")
+DECLARING_MAX_BYTES = 256 * 1024
 SUMMARY_CHARS = 160
 GOD_NODES = 8
 JOURNAL_ENTRIES = 4
-_LINK_RE = re.compile(r"\[\[([^\]|#^]+)")
+_LINK_RE = re.compile(r"\[\[([^\[\]|#^\n]+)")
 _TAG_RE = re.compile(r"(?<![\w/])#?(convention/[\w./-]*[\w-])")
-_SPACE_RE = re.compile(r"\s+")
 
 
 def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -53,14 +55,14 @@ def build_brief(env: HookEnv) -> str:
     if env.vault is None:
         notice.insert(0, "kg: no vault found (set KG_VAULT or run `kg init --vault PATH`).")
     elif vault_brief is None:
-        notice.insert(0, f"kg: the vault at {env.vault} has no graph yet; run `kg build`.")
+        notice.insert(0, f"kg: the vault at {one_line(env.vault, 300)} has no graph yet; run `kg build`.")
     if vault_brief is not None:
         declared = safely(env, declared_conventions, env, project, project_root)
         sections.append(("Conventions this project follows", convention_lines(vault_brief, declared)))
         stale = safely(env, stale_items, env.vault, vault_brief)
         sections.append(("Stale notes (anchored code changed; do not trust them as current)", stale_lines(stale, project)))
     if project_brief is not None:
-        sections.append((f"Central code in {project}", node_lines(project_brief, with_line=True)))
+        sections.append((f"Central code in {one_line(project, 80)}", node_lines(project_brief, with_line=True)))
     if vault_brief is not None:
         sections.append(("Central notes in the vault", node_lines(vault_brief, with_line=False)))
     if env.vault is not None:
@@ -86,9 +88,8 @@ def read_brief(root: Path) -> dict[str, Any] | None:
 
 
 def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
-    """Single-line, bounded, and unable to close the fence it sits in."""
-    flat = _SPACE_RE.sub(" ", str(text or "")).strip().replace(CLOSE, "</ vault-kg-brief>")
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    """Single-line, bounded, redacted and unable to open or close the fence it sits in."""
+    return _one_line(text, limit)
 
 
 def node_lines(brief: dict[str, Any], with_line: bool) -> list[str]:
@@ -96,9 +97,9 @@ def node_lines(brief: dict[str, Any], with_line: bool) -> list[str]:
     for node in brief.get("god_nodes", [])[:GOD_NODES]:
         if not isinstance(node, dict):
             continue
-        where = str(node.get("source") or "")
+        where = one_line(node.get("source"), 200)
         if with_line and node.get("line"):
-            where += f":{node['line']}"
+            where += f":{one_line(node['line'], 12)}"
         summary = one_line(node.get("summary"))
         lines.append(f"- {one_line(node.get('label'), 80)} ({where})" + (f": {summary}" if summary else ""))
     return lines
@@ -110,7 +111,7 @@ def declared_conventions(env: HookEnv, project: str | None, root: Path | None) -
     if root is not None:
         for name in DECLARING_FILES:
             try:
-                text = (root / name).read_text(encoding="utf-8", errors="replace")
+                text = read_text(root / name, DECLARING_MAX_BYTES, root=root)
             except OSError:
                 continue
             found += [m.group(1).strip() for m in _LINK_RE.finditer(text)]
@@ -134,7 +135,7 @@ def convention_lines(brief: dict[str, Any], declared: list[str]) -> list[str]:
             tags = [str(t).lower() for t in note.get("tags", [])]
             if key in names or any(t == key or t.startswith(key + "/") for t in tags):
                 chosen.append(note)
-    return [f"- {one_line(n.get('label'), 80)} ({n.get('source')}): {one_line(n.get('summary'))}" for n in chosen]
+    return [f"- {one_line(n.get('label'), 80)} ({one_line(n.get('source'), 200)}): {one_line(n.get('summary'))}" for n in chosen]
 
 
 def stale_items(vault: Path, brief: dict[str, Any]) -> list[Any]:
@@ -170,7 +171,7 @@ def stale_lines(items: list[Any], project: str | None) -> list[str]:
         if project and owner and owner != project:
             continue
         reason = one_line(item.get("reason"), 100)
-        lines.append(f"- {one_line(item.get('label') or item.get('id'), 80)} ({item.get('source', '')})" + (f": {reason}" if reason else ""))
+        lines.append(f"- {one_line(item.get('label') or item.get('id'), 80)} ({one_line(item.get('source'), 200)})" + (f": {reason}" if reason else ""))
     return lines
 
 
@@ -186,8 +187,8 @@ def journal_lines(env: HookEnv) -> list[str]:
         for entry in reversed(read_day(env.vault, day)[-JOURNAL_ENTRIES:]):
             first = next((ln for ln in entry.text.split("\n") if ln.strip()), "")
             head = one_line(first.removeprefix("Session: ").lstrip("- "), 120)
-            project = f" · {entry.project}" if entry.project else ""
-            lines.append(f"- {day.isoformat()} {entry.time}{project}: {head} ({entry.file}:{entry.line})")
+            project = f" · {one_line(entry.project, 60)}" if entry.project else ""
+            lines.append(f"- {day.isoformat()} {entry.time}{project}: {head} ({one_line(entry.file, 200)}:{entry.line})")
     return lines
 
 
@@ -205,7 +206,7 @@ def reconcile_notice(env: HookEnv, project: str | None, root: Path | None, vault
     ages = []
     for t in targets:
         age = reconcile.age_days(Path(t["root"]))
-        ages.append(f"{t['name']} ({'never reconciled' if age is None else f'last full update {age:.0f} days ago'})")
+        ages.append(f"{one_line(t['name'], 80)} ({'never reconciled' if age is None else f'last full update {age:.0f} days ago'})")
     return [f"kg: refreshing {', '.join(ages)} in the background; answers may lag until it finishes."]
 
 

@@ -27,7 +27,19 @@ class World:
 
     @property
     def env(self) -> dict[str, str]:
-        return {"KG_CONFIG": str(self.config), "KG_OLLAMA": "off", "KG_VAULT": ""}
+        return {"KG_CONFIG": str(self.config), "KG_OLLAMA": "off", "KG_VAULT": "", "CLAUDE_CONFIG_DIR": str(self.claude_dir)}
+
+    @property
+    def claude_dir(self) -> Path:
+        """This world's `$CLAUDE_CONFIG_DIR`: session transcripts are accepted only under its `projects/`."""
+        return self.base / ".claude"
+
+    @property
+    def transcript(self) -> Path:
+        """Where Claude Code writes this session's transcript."""
+        path = self.claude_dir / "projects" / "-payments" / "6f1c2a9e-4b7d-4c1e-9a33-0d2f8e71b5c4.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
 
     def write_config(self, extra: str = "", vault: Path | None = None) -> None:
         self.config.write_text(
@@ -78,7 +90,7 @@ def session_payload(world: World, event: str, **extra: Any) -> dict[str, Any]:
     """The fields Claude Code sends with every hook."""
     return {
         "session_id": "6f1c2a9e-4b7d-4c1e-9a33-0d2f8e71b5c4",
-        "transcript_path": str(world.base / "transcript.jsonl"),
+        "transcript_path": str(world.transcript),
         "cwd": str(world.project),
         "hook_event_name": event,
         **extra,

@@ -19,7 +19,7 @@ TRANSCRIPT = REPO / "tests" / "fixtures" / "episodic" / "claude_session.jsonl"
 @pytest.fixture
 def world(tmp_path: Path) -> World:
     world = make_world(tmp_path)
-    shutil.copy(TRANSCRIPT, world.base / "transcript.jsonl")
+    shutil.copy(TRANSCRIPT, world.transcript)
     return world
 
 
@@ -44,7 +44,7 @@ def test_session_end_appends_the_journal_entry_and_indexes_the_day(world: World)
 
 def test_a_missing_transcript_is_logged_and_the_hook_still_exits_0(world: World) -> None:
     payload = session_payload(world, "SessionEnd", reason="clear")
-    payload["transcript_path"] = str(world.base / "gone.jsonl")
+    payload["transcript_path"] = str(world.transcript.parent / "gone.jsonl")
     code, out, err = world.hook("session-end", payload)
     assert (code, out) == (0, None)
     log = (world.vault / "kg-out" / "hooks.log").read_text()

@@ -115,6 +115,14 @@ def pathological_cases() -> dict[str, tuple[str, bytes]]:
         "backtick-run": ("bt.md", b"`" * 100_000 + b" #tag"),
         "backtick-pairs": ("bp.md", b"`a" * 100_000),
         "link-title-traps": ("lt.md", b'[a](x.md "' * 50_000),
+        # issue 19: each of these took from tens of seconds to hours before the patterns were made linear
+        "md-link-opens-1.2mb": ("mo.md", b"[x](" * 300_000),
+        "heading-trailing-spaces": ("hsp.md", b"# a" + b" " * 200_000 + b"b\n"),
+        "url-scheme-dots": ("ud.md", b"a." * 300_000),
+        "env-name-run": ("en.md", b"TOKEN" * 120_000),
+        "env-lowercase-run": ("el.md", b"password" * 80_000),
+        "jwt-dashes": ("jd.md", b"eyJ-" * 150_000),
+        "table-separator-spaces": ("ts.md", b"|-" + b" \t" * 100_000 + b"x\n"),
         "invalid-utf8": ("bad.md", b"# Title\n\xff\xfe\xfd [[A]]\n"),
         "nul-bytes": ("nul.md", b"# Title\x00\x00 [[A]]\n"),
         "over-cap": ("big.md", b"x" * (6 * 1024 * 1024)),
@@ -133,12 +141,15 @@ WORKER = r"""
 import json, sys, time
 from extract.notes import extract_note
 from extract.code import extract_file
+from vault_kg.anchor_spans import markdown_spans
 for line in sys.stdin:
     name, relpath, path = json.loads(line)
     data = open(path, "rb").read()
     print(json.dumps({"start": name}), flush=True)
     started = time.perf_counter()
     ext = extract_note(relpath, data) if relpath.endswith(".md") else extract_file(relpath, data)
+    if relpath.endswith(".md"):
+        markdown_spans(relpath, data)  # the spans `kg check` hashes for notes anchored to markdown
     nodes = list(ext.nodes.values())
     print(json.dumps({"name": name, "seconds": time.perf_counter() - started, "quarantine": ext.quarantine,
                       "nodes": len(nodes), "status": nodes[0].get("status") if nodes else None}), flush=True)

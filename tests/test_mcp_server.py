@@ -223,3 +223,47 @@ def test_resources_serve_the_report_and_stats(mcp: SyncClient) -> None:
 
     stats = json.loads(mcp.run(mcp.client.read_resource("kg://stats/payments"))[0].text)
     assert stats["scope"] == "payments" and stats["nodes"] > 0
+
+
+def test_a_slow_call_does_not_stop_the_others(mcp: SyncClient, world: dict[str, Path]) -> None:
+    """A recall that waits for the journal index (held here, as another kg process would) leaves
+    the server free: `query` and `god_nodes` answer meanwhile, then the recall finishes too."""
+    import time
+
+    from filelock import FileLock
+
+    lock = FileLock(str(world["vault"] / "kg-out" / "journal-index.lock"))
+    lock.acquire(timeout=10)
+    try:
+        slow = asyncio.run_coroutine_threadsafe(mcp.client.call_tool("recall", {"question": "webhook retries"}), mcp.loop)
+        time.sleep(1.0)
+        assert not slow.done(), "the recall is waiting for the journal index"
+        started = time.monotonic()
+        answer = mcp.call("query", question="webhook retries", budget=400)
+        central = mcp.call("god_nodes", scope="vault", n=3)
+        assert time.monotonic() - started < 15 and answer.structured_content["hits"] and central.structured_content["nodes"]
+        assert not slow.done(), "both answered while the slow call was still running"
+    finally:
+        lock.release()
+    entries = slow.result(timeout=120).structured_content["entries"]
+    assert entries and "exponential backoff" in entries[0]["text"]
+
+
+def test_a_note_swapped_for_a_fifo_does_not_stop_the_server(mcp: SyncClient, world: dict[str, Path]) -> None:
+    note = world["vault"] / "services" / "Webhook Relay.md"
+    saved = note.read_bytes()
+    note.unlink()
+    os.mkfifo(note)
+    try:
+        answer = mcp.call("query", question="webhook relay retries", budget=2000)
+        assert any(h["id"] == "note:services/Webhook Relay.md" for h in answer.structured_content["hits"])
+        assert mcp.call("god_nodes", scope="vault", n=2).structured_content["nodes"]
+    finally:
+        note.unlink()
+        note.write_bytes(saved)
+
+
+def test_a_scope_named_twice_answers_each_hit_once(mcp: SyncClient) -> None:
+    hits = mcp.call("query", question="webhook retries", scopes=["vault", "vault"], budget=5000).structured_content["hits"]
+    keys = [(h["scope"], h["id"]) for h in hits]
+    assert keys and len(keys) == len(set(keys))

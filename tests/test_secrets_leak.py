@@ -116,7 +116,8 @@ def leaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     monkeypatch.setenv("KG_CONFIG", str(config))
     config.write_text(f'vault = "{vault}"\n', encoding="utf-8")
     add_project(repo, "deployer")
-    transcript = tmp_path / "session.jsonl"
+    transcript = tmp_path / ".claude" / "projects" / "-repo" / "session.jsonl"  # where Claude Code writes it
+    transcript.parent.mkdir(parents=True)
     transcript.write_text("\n".join(json.dumps(line) for line in TRANSCRIPT_LINES) + "\n", encoding="utf-8")
     return {"vault": vault, "repo": repo, "config": config, "transcript": transcript, "base": tmp_path}
 
@@ -163,7 +164,7 @@ def test_no_secret_reaches_any_artifact_or_answer(leaky: dict[str, Path]) -> Non
 
 def test_no_secret_in_hook_output(leaky: dict[str, Path]) -> None:
     vault, repo = leaky["vault"], leaky["repo"]
-    env = {"KG_CONFIG": str(leaky["config"]), "KG_OLLAMA": "off", "KG_VAULT": ""}
+    env = {"KG_CONFIG": str(leaky["config"]), "KG_OLLAMA": "off", "KG_VAULT": "", "CLAUDE_CONFIG_DIR": str(leaky["base"] / ".claude")}
     for args in (["build", "--vault", str(vault)], ["build", "--scope", "deployer"]):
         done = kg_process(*args, env=env, cwd=leaky["base"])
         assert done.returncode == 0, done.stderr
@@ -188,8 +189,8 @@ def test_no_secret_in_hook_output(leaky: dict[str, Path]) -> None:
     assert "quarantined" in outputs[2]
     assert_clean("hook output", "\n".join(outputs))
     journal = vault / "journal" / f"{date.today().isoformat()}.md"
-    if journal.exists():
-        assert_clean("journal after session-end", journal.read_text(encoding="utf-8"))
+    assert "Deploy with" in journal.read_text(encoding="utf-8"), "session-end journaled the transcript"
+    assert_clean("journal after session-end", journal.read_text(encoding="utf-8"))
 
 
 def test_no_secret_in_mcp_answers(leaky: dict[str, Path]) -> None:
@@ -221,3 +222,142 @@ def test_no_secret_in_mcp_answers(leaky: dict[str, Path]) -> None:
     texts = asyncio.run(ask())
     assert_clean("MCP answers", "\n".join(texts))
     assert not (vault / "notes" / "Keys.md").exists()
+
+
+# -- issue 19: new places (ids made from tags and link targets, journals) and new shapes at sync -----
+
+ID_SAFE = {name: (text, body) for name, (text, body) in SECRETS.items() if not any(c in text for c in " \n,[]|#^'\"{}")}
+
+
+def assert_clean_any_case(where: str, text: str) -> None:
+    """Tags are lowercased into ids: the secret must not survive in either case."""
+    lowered = text.lower()
+    leaked = [name for name, body in needles() if body in text or body.lower() in lowered]
+    assert not leaked, f"{where} leaks {leaked}"
+
+
+def test_secrets_typed_as_tags_or_link_targets_never_become_ids(tmp_path: Path) -> None:
+    assert len(ID_SAFE) >= 8, sorted(ID_SAFE)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i, (name, (secret, _)) in enumerate(ID_SAFE.items()):
+        (vault / f"n{i}.md").write_text(
+            f"---\nsummary: note {i}\ntags: [project/{secret}, scope/global]\n---\n# N{i}\n\n#ref/{secret} and [[{secret}]] and [x]({secret}.md)\n",
+            encoding="utf-8",
+        )
+    scope = vault_scope(vault)
+    run(scope)
+    graph = json.loads((scope.out / "graph.json").read_text(encoding="utf-8"))
+    ids = [n["id"] for n in graph["nodes"]] + [f"{e['source']} {e['target']}" for e in graph["edges"]]
+    assert any(i.startswith("tag:project/") for i in ids) and any(i.startswith("unresolved:") for i in ids)
+    for name in ("graph.json", "graph.html", "GRAPH_REPORT.md", "brief.json"):
+        if (scope.out / name).exists():
+            assert_clean_any_case(name, (scope.out / name).read_text(encoding="utf-8"))
+    con = sqlite3.connect(str(scope.out / "cache" / "index.sqlite"))
+    try:
+        rows = [str(value) for table in ("nodes", "docs") for row in con.execute(f"SELECT * FROM {table}") for value in row]
+    finally:
+        con.close()
+    assert_clean_any_case("cache", "\n".join(rows))
+
+
+def test_hand_edited_journals_and_project_names_are_redacted_wherever_they_are_read(tmp_path: Path) -> None:
+    from episodic.journal import append_entry, read_day
+    from episodic.recall import day_text, format_result, recall
+
+    vault = tmp_path / "vault"
+    (vault / "journal").mkdir(parents=True)
+    today = date.today()
+    token, aws, pem = SECRETS["github-token"][0], SECRETS["aws-access-key"][0], SECRETS["private-key"][0]
+    day = vault / "journal" / f"{today.isoformat()}.md"
+    day.write_text(f"# {today}\n\n## 09:00 · {token}\nDeployed with {aws}\n{pem}\nthen the webhook fix\n", encoding="utf-8")
+    entry = append_entry(vault, "retried the deploy", project=SECRETS["slack-token"][0])
+    written = day.read_text(encoding="utf-8")
+    assert "REDACTED:slack-token" in entry.project and SECRETS["slack-token"][1] not in written, "the project name is redacted on write"
+    assert day_text(vault, day).count("\n") == written.count("\n"), "redaction keeps every line where it was"
+    listed = recall(vault, "what did I do today")
+    searched = recall(vault, "deploy webhook fix today")
+    assert listed.hits and searched.hits
+    out = "\n".join(format_result(r) + json.dumps(r.to_dict(), default=str) for r in (listed, searched))
+    assert "webhook fix" in out
+    assert_clean("recall output", out)
+    mirror = vault / "kg-out" / "journal-index-src" / day.name
+    assert_clean("the text the recall index holds", mirror.read_text(encoding="utf-8"))
+    from hooks.common import HookEnv  # noqa: F401  (the hook reads the same day files)
+    from hooks.session_start import journal_lines
+
+    class Env:
+        def __init__(self) -> None:
+            self.vault = vault
+            self.cfg = type("Cfg", (), {"timezone": ""})()
+
+    lines = journal_lines(Env())
+    assert lines and "REDACTED" in "\n".join(lines)
+    assert_clean("brief journal lines", "\n".join(lines) + "".join(e.project for e in read_day(vault, today)))
+
+
+def _sync_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subfolder: str = "") -> tuple[Path, Path]:
+    from vaultops_helpers import git, isolate_git
+
+    isolate_git(monkeypatch, tmp_path)
+    top = tmp_path / "repo"
+    vault = top / subfolder if subfolder else top
+    vault.mkdir(parents=True)
+    (vault / "Home.md").write_text("---\nsummary: home\ntags: [scope/global]\n---\n# Home\n", encoding="utf-8")
+    git(top, "init", "-q", "-b", "main")
+    return top, vault
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["latin-1", "utf-16", "over-5-mb", "binary-attachment"],
+)
+def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str) -> None:
+    from vault_kg import sync as sync_mod
+    from vault_kg.errors import KgError
+    from vaultops_helpers import git
+
+    top, vault = _sync_repo(tmp_path, monkeypatch)
+    secret = SECRETS["stripe-key"][0]
+    text = f"Notes caf\u00e9: key {secret}\n"
+    data = {
+        "latin-1": ("notes/Latin.md", text.encode("latin-1")),
+        "utf-16": ("notes/Wide.md", text.encode("utf-16")),
+        "over-5-mb": ("notes/Big.md", b"filler line\n" * 500_000 + text.encode()),
+        "binary-attachment": ("assets/dump.bin", b"\x00\x01" * 1000 + text.encode() + b"\xff" * 10),
+    }[shape]
+    (vault / data[0]).parent.mkdir(parents=True, exist_ok=True)
+    (vault / data[0]).write_bytes(data[1])
+    with pytest.raises(KgError, match=r"refused to sync: .*stripe-key"):
+        sync_mod.sync(vault, update_graph=False)
+    assert git(top, "rev-parse", "--verify", "-q", "HEAD", check=False).returncode != 0, "nothing was committed"
+
+
+def test_sync_runs_the_users_pre_commit_hook_and_commits_only_the_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_kg import sync as sync_mod
+    from vault_kg.errors import KgError
+    from vaultops_helpers import git
+
+    top, vault = _sync_repo(tmp_path, monkeypatch, subfolder="notes-vault")
+    (top / "app.py").write_text("print('staged elsewhere')\n", encoding="utf-8")
+    git(top, "add", "app.py")
+    hook = top / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho ran >> \"$(git rev-parse --git-dir)/hook-ran\"\ngit diff --cached | grep -q FORBIDDEN && { echo 'pre-commit: FORBIDDEN found' >&2; exit 1; }\nexit 0\n")
+    hook.chmod(0o755)
+    report = sync_mod.sync(vault, update_graph=False)
+    assert report.committed and (top / ".git" / "hook-ran").exists(), "the user's own pre-commit hook ran"
+    committed = git(top, "show", "--name-only", "--format=", "HEAD").stdout.split()
+    assert committed and all(p.startswith("notes-vault/") for p in committed), committed
+    assert git(top, "diff", "--cached", "--name-only").stdout.split() == ["app.py"], "the user's staged file stays staged, uncommitted"
+    (vault / "Blocked.md").write_text("FORBIDDEN\n", encoding="utf-8")
+    with pytest.raises(KgError, match="commit failed"):
+        sync_mod.sync(vault, update_graph=False)
+
+
+def test_the_bundled_example_vault_passes_the_sync_gate() -> None:
+    from conftest import EXAMPLE_VAULT
+    from vault_kg.sync import scan_file
+
+    flagged = {p.relative_to(EXAMPLE_VAULT).as_posix(): kinds for p in EXAMPLE_VAULT.rglob("*") if p.is_file() and (kinds := scan_file(p))}
+    assert flagged == {}
+    assert find_secrets("STRIPE_API_KEY=" + "rk_live_" + "51H8xQ2eZvKYlo2Czzzzzzzzzzzz") and not find_secrets("STRIPE_API_KEY=rk_live_...")

@@ -26,7 +26,7 @@ import orjson
 
 from extract.anchors import normalized_hash
 from extract.languages import BY_EXTENSION
-from extract.links import HEADING_RE, line_roles
+from extract.links import HEADING_RE, heading_text, line_roles
 from vault_kg.model import LOCATOR_SEP
 from vault_kg.store import atomic_write
 
@@ -34,7 +34,7 @@ MARKDOWN_EXTENSIONS = (".md", ".markdown")
 CACHE_VERSION = 1
 RACY_NS = 2_000_000_000
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*+\|?+\s*+:?+-++:?+\s*+(?:\|\s*+:?+-++:?+\s*+)*+\|?+\s*+$")  # possessive: linear
 _DUPLICATE = re.compile(r" \(\d+\)$")
 
 
@@ -110,7 +110,7 @@ def markdown_spans(relpath: str, data: bytes) -> dict[str, dict[str, Any]]:
             continue
         heading = HEADING_RE.match(line)
         if heading:
-            headings.append((i, len(heading.group(1)), heading.group(2).strip()))
+            headings.append((i, len(heading.group(1)), heading_text(heading.group(2))))
             in_table = False
             continue
         if "|" not in line or not line.strip():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import os
 import sqlite3
 from dataclasses import dataclass
 from functools import partial
@@ -23,6 +24,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
+from .errors import KgError
 from .model import HOT_META, Extraction
 
 SCHEMA = 11
@@ -158,6 +160,15 @@ def decode_extraction(core: bytes, cold: bytes | Callable[[], bytes]) -> StoredE
     return StoredExtraction(*marshal.loads(core), cold)
 
 
+_NOT_CORRUPTION = ("readonly", "read-only", "unable to open", "locked", "disk i/o", "permission", "access", "disk is full")
+
+
+def _not_corruption(exc: sqlite3.OperationalError) -> bool:
+    """True for failures of the file system or of another process, which recreating cannot fix."""
+    message = str(exc).lower()
+    return any(word in message for word in _NOT_CORRUPTION)
+
+
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
@@ -210,15 +221,27 @@ class ScopeCache:
         self.open()
 
     def open(self) -> None:
+        """Open the cache; a corrupt or foreign file is recreated, but a cache that cannot be
+        written (read-only file or folder, locked, I/O error) is an error: it is never deleted."""
+        self._refuse_unwritable()
         try:
             self.con = connect(self.path)
             version = self.con.execute("PRAGMA user_version").fetchone()[0]
             if version == SCHEMA:
                 self.con.execute("SELECT count(*) FROM meta").fetchone()
                 return
+        except sqlite3.OperationalError as exc:
+            if _not_corruption(exc):
+                raise KgError(f"{self.path}: cannot use the cache ({exc}); check its permissions and free space, or pass --out") from exc
+            version = -1
         except sqlite3.DatabaseError:
             version = -1
         self._recreate(existed=version not in (0,))
+
+    def _refuse_unwritable(self) -> None:
+        for path in (self.path.parent, self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+            if path.exists() and not os.access(path, os.W_OK):
+                raise KgError(f"{path}: the cache is read-only; make it writable (chmod u+w '{path}') or pass --out (it was left as it is)")
 
     def _recreate(self, existed: bool) -> None:
         try:

@@ -111,6 +111,8 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
                 sys.stderr.write(f"kg: quarantined {scope.root / rel}: {reason}\n")
         for warning in result.warnings:
             sys.stderr.write(f"kg: warning: {warning}\n")
+        for skip in result.new_skips:
+            sys.stderr.write(f"kg: skipped {scope.root / skip.relpath}: {skip.reason}\n")
         if scope.kind == "code" and paths:
             _report_dirty_notes(scope, result.extracted + result.removed)
     if as_json:
@@ -123,7 +125,7 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
         wrote = "" if r.written or verb == "built" else " · nothing to rewrite"
         sys.stdout.write(
             f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} {unresolved} · "
-            f"{len(r.quarantined)} quarantined{changed}{wrote} · {r.seconds:.2f}s\n"
+            f"{len(r.quarantined)} quarantined{f' · {len(r.skipped)} skipped' if r.skipped else ''}{changed}{wrote} · {r.seconds:.2f}s\n"
         )
 
 
@@ -241,10 +243,7 @@ def god_nodes(
     """
     from . import query as q
 
-    def text(rows: list[dict[str, Any]]) -> str:
-        return "\n".join(f"{i:>2}. {r['label']} ({r['kind']}) {r['rank']:.3f} — {r['source']}:{r['line'] or 1}" + (f"\n    {r['summary']}" if r["summary"] else "") for i, r in enumerate(rows, 1)) or "no nodes"
-
-    emit(q.god_nodes(single_view(scope, vault), n, include_stale), as_json, text)
+    emit(q.god_nodes(single_view(scope, vault), n, include_stale), as_json, q.format_god_nodes)
 
 
 @app.command()

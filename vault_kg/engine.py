@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import os
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from .adapter import Resolution, ScopeAdapter, SourceSkip
 from .cache import Kept, KnownSources, ScopeCache
 from .errors import KgError
 from .groups import OwnerGroups, by_owner, signatures
+from .safe_read import UnsafeFile, display_name, read_regular, valid_name
 from .scopes import Scope
 
 Progress = Callable[[str, int, int], None]
@@ -130,6 +132,8 @@ class RunResult:
     pending: int = 0
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    graph_digest: int | None = None  # CRC-32 of the graph.json this run wrote (kept in the cache)
+    new_skips: list[SourceSkip] = field(default_factory=list)  # skipped for the first time (or a full rebuild)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -219,6 +223,8 @@ def _run_locked(
     full_listing = paths is None
     if paths is None:
         listed, result.skipped = adapter.list_sources(scope.root)
+        known_skips = {tuple(item) for item in cache.get_meta("skipped", []) or []}
+        result.new_skips = [s for s in result.skipped if (s.relpath, s.reason) not in known_skips or rebuild_all]
         cache.set_meta("skipped", [[s.relpath, s.reason] for s in result.skipped])
         candidates = listed
         removed = sorted(set(stats) - set(listed))
@@ -259,7 +265,10 @@ def _assemble_and_write(
         if progress:
             progress(rel, done, total)
         try:
-            data: bytes | None = (scope.root / rel).read_bytes()
+            data: bytes | None = read_regular(scope.root / rel, root=scope.root, trust_folders=True)
+        except UnsafeFile as exc:  # swapped for a FIFO or an outside link since it was listed
+            data = None
+            reason = f"{exc.strerror}; make it a regular file inside the scope or remove it"
         except OSError as exc:
             data = None
             reason = f"unreadable ({exc.strerror}); check its permissions"
@@ -337,8 +346,7 @@ def _assemble_and_write(
         result.warnings.extend(w for w in ext.warnings if rel in result.extracted)
     if full_listing:
         (layout.out / "reconciled.stamp").touch()
-    st = layout.graph_json.stat()
-    cache.set_meta("artifacts", {"graph_json": [st.st_size, st.st_mtime_ns], "report": layout.report.exists()})
+    _record_artifacts(layout, cache, result.graph_digest)
     cache.set_meta("graph", data["graph"])
     result.nodes, result.edges = len(data["nodes"]), data["graph"]["counts"]["edges"]
     result.pending = data["graph"]["counts"].get("pending", 0)
@@ -365,16 +373,35 @@ def _dirty_owners(kept: Kept, nodes: dict[str, dict[str, Any]], previous: dict[s
     return dirty
 
 
+def _record_artifacts(layout: store.Layout, cache: ScopeCache, digest: int | None) -> None:
+    st = layout.graph_json.stat()
+    cache.set_meta("artifacts", {"graph_json": [st.st_size, st.st_mtime_ns], "changed": [st.st_ctime_ns, st.st_ino], "digest": digest, "report": layout.report.exists()})
+
+
 def _artifacts_current(layout: store.Layout, cache: ScopeCache) -> bool:
-    """True when graph.json is the one this cache last wrote (stat match; no parse needed)."""
+    """True when graph.json is the one this cache last wrote: a stat match, no parse.
+
+    Size and mtime can be put back by hand (`touch -d`), but not the inode change time: when that
+    moved, the recorded content digest decides (and is recorded again when the content is the same).
+    """
     recorded = cache.get_meta("artifacts")
-    if not recorded:
+    if not recorded or not layout.report.exists():
         return False
     try:
         st = layout.graph_json.stat()
     except OSError:
         return False
-    return [st.st_size, st.st_mtime_ns] == recorded["graph_json"] and layout.report.exists()
+    if [st.st_size, st.st_mtime_ns] != recorded["graph_json"]:
+        return False
+    if recorded.get("changed") == [st.st_ctime_ns, st.st_ino]:
+        return True
+    try:
+        same = recorded.get("digest") is not None and zlib.crc32(layout.graph_json.read_bytes()) == recorded["digest"]
+    except OSError:
+        return False
+    if same:
+        _record_artifacts(layout, cache, recorded["digest"])
+    return same
 
 
 def _fill_counts(result: RunResult, cache: ScopeCache) -> None:
@@ -404,7 +431,10 @@ def _explicit(
     for path in paths:
         rel = relpath_in(scope, path)
         if rel is None:
-            result.notices.append(f"{path}: not inside scope '{scope.name}' ({scope.root}); ignored")
+            result.notices.append(f"{display_name(str(path))}: not inside scope '{scope.name}' ({scope.root}); ignored")
+            continue
+        if not valid_name(rel):
+            result.notices.append(f"{display_name(str(path))}: file name is not valid UTF-8; rename it (e.g. with `mv`) so kg can read it")
             continue
         absolute = scope.root / rel
         if absolute.is_dir():
@@ -630,10 +660,9 @@ def _write_artifacts(
     }
     graph_attrs.update(result.extra.pop("graph_attrs", {}))
     data = node_link(graph_attrs, nodes, edges)
-    for path, payload in (
-        (layout.graph_json, encode_node_link(data, encoded.values())),
-        (layout.report, render_report(data).encode()),
-    ):
+    graph_bytes = encode_node_link(data, encoded.values())
+    result.graph_digest = zlib.crc32(graph_bytes)
+    for path, payload in ((layout.graph_json, graph_bytes), (layout.report, render_report(data).encode())):
         if store.write_if_changed(path, payload):
             result.written.append(str(path))
     brief = {

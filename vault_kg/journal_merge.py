@@ -17,7 +17,7 @@ from episodic.journal import is_kg_frontmatter, parse_entries, render_frontmatte
 
 _FRONTMATTER_RE = re.compile(r"\A---\n(.*?\n)?---\n", re.DOTALL)
 _BLOCK_START_RE = re.compile(r"^#{1,2}\s")
-_ENTRY_RE = re.compile(r"^## (\d{2}:\d{2})(?: · .+?)?\s*$")
+_ENTRY_RE = re.compile(r"^## (\d{2}:\d{2})(?: · (?:.*\S|\s+?))?\s*$")
 _DATE_RE = re.compile(r"^date:\s*(\d{4})-(\d{2})-(\d{2})\s*$", re.MULTILINE)
 _NAME_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\.md$")
 

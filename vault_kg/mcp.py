@@ -5,20 +5,23 @@ answers twice: the CLI's text (what a model reads best) as content, the CLI's `-
 structured content. Inputs are bounded by their schemas and checked again by the library; a bad
 input or a missing graph comes back as one clear line (a ToolError), never a traceback.
 
-All library work runs on one worker thread, so the SQLite readers this server keeps open are
-always used from the thread that opened them. Views are cached per scope and dropped as soon as
-the scope's cache file changes (a `kg update`, a hook, another session), so answers are always
-current and a warm `query` costs a few milliseconds.
+Library work runs on worker threads (at most `WORKERS` at once), so one slow call (a recall
+waiting for the journal index, a long update) never stops the others from answering. Each
+worker thread keeps its own views, so a SQLite reader is always used from the thread that opened
+it. Views are cached per scope and dropped as soon as the scope's cache file changes (a `kg
+update`, a hook, another session), so answers are always current and a warm `query` costs a few
+milliseconds.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
+import anyio.to_thread
+from anyio import CapacityLimiter
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools import ToolResult
@@ -42,6 +45,7 @@ lists notes whose anchored code changed; `recall` searches the dated journal of 
 
 Question = Annotated[str, Field(min_length=1, max_length=2000, description="What you want to know, in words.")]
 ScopeName = Annotated[str | None, Field(default=None, max_length=200, description="`vault` or a registered project name; default: the current project, else the vault.")]
+WORKERS = 8
 NodeName = Annotated[str, Field(min_length=1, max_length=500, description="A note title, vault path, alias, #tag, symbol locator or node id.")]
 
 
@@ -79,17 +83,29 @@ class ViewCache:
 
 
 class KgServer:
-    """The state behind the tools: the vault flag, the view cache, the worker thread."""
+    """The state behind the tools: the vault flag, the worker threads and their view caches."""
 
-    def __init__(self, vault: Path | None = None) -> None:
+    def __init__(self, vault: Path | None = None, workers: int = WORKERS) -> None:
         self.vault = vault
-        self.views = ViewCache()
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-mcp")
+        self.limiter = CapacityLimiter(workers)
+        self._local = threading.local()
+
+    @property
+    def views(self) -> ViewCache:
+        """This worker thread's views (SQLite readers stay on the thread that opened them)."""
+        cache = getattr(self._local, "views", None)
+        if cache is None:
+            cache = self._local.views = ViewCache()
+        return cache
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run library code on the worker thread; user-caused failures become one-line ToolErrors."""
+        """Run library code on a worker thread; user-caused failures become one-line ToolErrors.
+
+        A call the client gives up on is abandoned (its thread finishes on its own), so a stuck
+        call never holds the server.
+        """
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+            return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter, abandon_on_cancel=True)
         except KgError as exc:
             raise ToolError(str(exc)) from exc
         except OSError as exc:
@@ -163,10 +179,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
         """
         def work() -> ToolResult:
             answer = q.neighbors(kg.view(scope), node, relation, direction, limit)
-            lines = [f"{r['direction']:>3} {r['relation']}: {r['label']} ({r['id']})" + (f" line {r['line']}" if r.get("line") else "") for r in answer["neighbors"]]
-            more = answer["total"] - len(answer["neighbors"])
-            text = "\n".join([f"{answer['total']} neighbours of {answer['id']}:", *lines] + ([f"… {more} more; raise limit"] if more > 0 else []))
-            return result(text, answer)
+            return result(q.format_neighbors(answer), answer)
 
         return await kg.call(work)
 
@@ -190,8 +203,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
         """
         def work() -> ToolResult:
             rows = q.god_nodes(kg.view(scope), n)
-            text = "\n".join(f"{i:>2}. {r['label']} ({r['kind']}) — {r['source']}:{r['line'] or 1}" + (f"\n    {r['summary']}" if r["summary"] else "") for i, r in enumerate(rows, 1))
-            return result(text or "no nodes", {"nodes": rows})
+            return result(q.format_god_nodes(rows, with_rank=False), {"nodes": rows})
 
         return await kg.call(work)
 
@@ -233,11 +245,9 @@ def build_server(vault: Path | None = None) -> FastMCP:
             from episodic import recall as rc
             from episodic.dates import resolve_timezone
 
-            from .commands.journal import render
-
             vault = kg.vault_scope().root
             found = rc.recall(vault, question, tz=resolve_timezone(load_config().timezone), limit=limit)
-            return result(render(found), found.to_dict())
+            return result(rc.format_result(found), found.to_dict())
 
         return await kg.call(work)
 

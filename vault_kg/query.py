@@ -14,13 +14,15 @@ from . import search, store
 from .errors import KgError
 from .graphview import GraphView, load_view
 from .scopes import Scope
-from .secrets import redact
+from .agent_text import one_line
+from .safe_read import read_regular
 
 HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}
 HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
 MAX_BUDGET = 50_000
 MAX_DEPTH = 6
 SNIPPET_CHARS = 160
+SNIPPET_READ_BYTES = 2_000_000
 CHARS_PER_TOKEN = 4
 
 
@@ -34,13 +36,11 @@ def snippet(scope: Scope, node: dict[str, Any], terms: list[str]) -> tuple[int |
     source = node.get("source")
     if not source or node.get("kind") in HUB_KINDS:
         return node.get("line"), ""
-    path = scope.root / source
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(2_000_000)
-        lines = raw.decode("utf-8", "replace").splitlines()
-    except OSError:
+        raw = read_regular(scope.root / source, SNIPPET_READ_BYTES, root=scope.root)
+    except OSError:  # gone, unreadable, or not a regular file inside the scope: no snippet
         return node.get("line"), ""
+    lines = raw.decode("utf-8", "replace").splitlines()
     start = max(1, int(node.get("line") or 1))
     end = min(len(lines), int(node.get("end_line") or len(lines)))
     best, best_score = None, 0
@@ -60,8 +60,7 @@ def snippet(scope: Scope, node: dict[str, Any], terms: list[str]) -> tuple[int |
             best, best_score = number, score
     if best is None:
         return start, ""
-    text = redact(" ".join(lines[best - 1].split()))  # the file itself may hold a secret
-    return best, text[:SNIPPET_CHARS] + ("…" if len(text) > SNIPPET_CHARS else "")
+    return best, one_line(lines[best - 1], SNIPPET_CHARS + 1)  # the file itself may hold a secret
 
 
 def _stem_terms(question: str) -> list[str]:
@@ -183,28 +182,28 @@ def _render_query(
 
 
 def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
-    where = f"{hit['source']}:{hit['line']}" if hit.get("source") else hit["id"]
-    scope = f"[{hit['scope']}] " if multi else ""
+    where = f"{one_line(hit['source'])}:{hit['line']}" if hit.get("source") else one_line(hit["id"])
+    scope = f"[{one_line(hit['scope'])}] " if multi else ""
     flag = f" [{hit['status'].upper()}]" if hit.get("status") not in (None, m.LIVE) else ""
-    head = f"{'*' if hit['seed'] else '-'} {scope}{hit['label']} ({hit['kind']}){flag} — {where}"
+    head = f"{'*' if hit['seed'] else '-'} {scope}{one_line(hit['label'])} ({hit['kind']}){flag} — {where}"
     parts = [head]
     if hit.get("summary"):
-        parts.append(f"    {hit['summary']}")
+        parts.append(f"    {one_line(hit['summary'])}")
     if hit.get("snippet") and hit["snippet"] != hit.get("summary"):
-        parts.append(f"    > {hit['snippet']}")
+        parts.append(f"    > {one_line(hit['snippet'])}")
     if hit.get("via"):
         v = hit["via"]
-        parts.append(f"    via {v['source']} —{v['relation']}→ {v['target']}")
+        parts.append(f"    via {one_line(v['source'])} —{v['relation']}→ {one_line(v['target'])}")
     return "\n".join(parts)
 
 
 def format_query(answer: dict[str, Any]) -> str:
     if not answer["hits"]:
-        return f"no matches for {answer['question']!r}; try other words or `kg god-nodes`"
+        return f"no matches for {one_line(answer['question'])!r}; try other words or `kg god-nodes`"
     out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
     if answer["edges"]:
         out.append("edges:")
-        out += [f"  {e['source']} —{e['relation']}→ {e['target']}" + (f" (line {e['line']})" if e.get("line") else "") for e in answer["edges"][:40]]
+        out += [f"  {one_line(e['source'])} —{e['relation']}→ {one_line(e['target'])}" + (f" (line {e['line']})" if e.get("line") else "") for e in answer["edges"][:40]]
     if answer["truncated"]:
         out.append(f"[truncated: {answer['truncated']} more hits past the {answer['budget']}-token budget; raise --budget to see them]")
     return "\n".join(out)
@@ -262,12 +261,12 @@ def _unwind(parent: dict[str, tuple[str, dict[str, Any]]], src: str, dst: str) -
 
 def format_path(answer: dict[str, Any]) -> str:
     if not answer["found"]:
-        return f"no path between {answer['from']} and {answer['to']}"
-    out = [answer["labels"][answer["steps"][0]] + f"  ({answer['steps'][0]})"]
+        return f"no path between {one_line(answer['from'])} and {one_line(answer['to'])}"
+    out = [one_line(answer["labels"][answer["steps"][0]]) + f"  ({one_line(answer['steps'][0])})"]
     for hop in answer["hops"]:
         arrow = f"—{hop['relation']}→" if hop["forward"] else f"←{hop['relation']}—"
-        where = f"  [{hop['owner']}:{hop['line']}]" if hop.get("line") else ""
-        out.append(f"  {arrow} {answer['labels'][hop['to']]}  ({hop['to']}){where}")
+        where = f"  [{one_line(hop['owner'])}:{hop['line']}]" if hop.get("line") else ""
+        out.append(f"  {arrow} {one_line(answer['labels'][hop['to']])}  ({one_line(hop['to'])}){where}")
     out.append(f"{len(answer['hops'])} hop(s)" + (" (only through tag hubs: no other path exists)" if answer["via_hubs"] else ""))
     return "\n".join(out)
 
@@ -293,23 +292,23 @@ def explain(view: GraphView, name: str, include_stale: bool = False, as_of: str 
 
 def format_explain(answer: dict[str, Any]) -> str:
     n = answer["node"]
-    out = [f"{n.get('label')} ({n.get('kind')}){_status_flag(n)}", f"  id: {n['id']}"]
+    out = [f"{one_line(n.get('label'))} ({n.get('kind')}){_status_flag(n)}", f"  id: {one_line(n['id'])}"]
     if n.get("source"):
         span = f"{n.get('line') or 1}" + (f"-{n['end_line']}" if n.get("end_line") else "")
-        out.append(f"  source: {n['source']}:{span}")
+        out.append(f"  source: {one_line(n['source'])}:{span}")
     for key in ("summary", "doc", "signature", "quarantine", "stale_reason", "superseded_reason"):
         if n.get(key):
-            out.append(f"  {key}: {n[key]}")
+            out.append(f"  {key}: {one_line(n[key])}")
     for key in ("tags", "aliases", "sources", "referrers", "anchored"):
         if n.get(key) and isinstance(n[key], list):
-            out.append(f"  {key}: {', '.join(n[key])}")
+            out.append(f"  {key}: {', '.join(one_line(x) for x in n[key])}")
     if n.get("anchor"):
-        out.append(f"  anchor: {n['anchor'].get('locator')} #{str(n['anchor'].get('hash'))[:12]}")
+        out.append(f"  anchor: {one_line(n['anchor'].get('locator'))} #{one_line(n['anchor'].get('hash'))[:12]}")
     out.append(f"  rank: {n.get('rank', 0):.3f}  community: {n.get('community', '-')}")
     for title, groups, arrow in (("outgoing", answer["outgoing"], "→"), ("incoming", answer["incoming"], "←")):
         for relation in sorted(groups):
             items = groups[relation]
-            shown = ", ".join(f"{i['label']}{' [' + i['status'].upper() + ']' if i['status'] != m.LIVE else ''}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])
+            shown = ", ".join(f"{one_line(i['label'])}{' [' + i['status'].upper() + ']' if i['status'] != m.LIVE else ''}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])
             more = f" … +{len(items) - 12}" if len(items) > 12 else ""
             out.append(f"  {arrow} {relation} ({len(items)}): {shown}{more}")
     return "\n".join(out)
@@ -325,6 +324,14 @@ def god_nodes(view: GraphView, n: int = 10, include_stale: bool = False) -> list
         {"id": nid, "label": view.nodes[nid].get("label"), "kind": view.nodes[nid].get("kind"), "rank": view.nodes[nid].get("rank", 0.0), "summary": view.nodes[nid].get("summary") or view.nodes[nid].get("doc") or "", "source": view.nodes[nid].get("source"), "line": view.nodes[nid].get("line"), "community": view.nodes[nid].get("community"), "status": view.nodes[nid].get("status", m.LIVE)}
         for nid in ids[:n]
     ]
+
+
+def format_god_nodes(rows: list[dict[str, Any]], with_rank: bool = True) -> str:
+    lines = []
+    for i, r in enumerate(rows, 1):
+        rank = f" {r['rank']:.3f}" if with_rank else ""
+        lines.append(f"{i:>2}. {one_line(r['label'])} ({r['kind']}){rank} — {one_line(r['source'])}:{r['line'] or 1}" + (f"\n    {one_line(r['summary'])}" if r["summary"] else ""))
+    return "\n".join(lines) or "no nodes"
 
 
 def neighbors(view: GraphView, name: str, relation: str | None = None, direction: str = "both", limit: int = 50, include_stale: bool = False) -> dict[str, Any]:
@@ -344,6 +351,12 @@ def neighbors(view: GraphView, name: str, relation: str | None = None, direction
         result.append({"direction": way, "relation": e["relation"], "id": other, "label": view.nodes[other].get("label"), "kind": view.nodes[other].get("kind"), "confidence": e.get("confidence"), "line": e.get("line")})
     result.sort(key=lambda r: (r["direction"], r["relation"], r["id"]))
     return {"id": nid, "neighbors": result[:limit], "total": len(result)}
+
+
+def format_neighbors(answer: dict[str, Any]) -> str:
+    lines = [f"{r['direction']:>3} {r['relation']}: {one_line(r['label'])} ({one_line(r['id'])})" + (f" line {r['line']}" if r.get("line") else "") for r in answer["neighbors"]]
+    more = answer["total"] - len(answer["neighbors"])
+    return "\n".join([f"{answer['total']} neighbours of {one_line(answer['id'])}:", *lines] + ([f"… {more} more; raise limit"] if more > 0 else []))
 
 
 def stats(view: GraphView) -> dict[str, Any]:
@@ -407,11 +420,11 @@ def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, inclu
 
 def format_affected(answer: dict[str, Any]) -> str:
     if not answer["affected"]:
-        return f"nothing depends on {answer['id']} (within {answer['depth']} hops)"
-    out = [f"{len(answer['affected'])} dependants of {answer['id']} (depth {answer['depth']}):"]
+        return f"nothing depends on {one_line(answer['id'])} (within {answer['depth']} hops)"
+    out = [f"{len(answer['affected'])} dependants of {one_line(answer['id'])} (depth {answer['depth']}):"]
     for h in answer["affected"]:
         flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
-        out.append(f"  {'  ' * (h['hop'] - 1)}{h['label']} ({h['kind']}){flag} —{h['relation']}→ {view_label(h['via'])} — {h['source']}:{h['line'] or 1}")
+        out.append(f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){flag} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}")
     if answer["truncated"]:
         out.append("[truncated: raise the limit or lower --depth]")
     return "\n".join(out)

@@ -57,6 +57,7 @@ def resolve_scopes(
             if detected:
                 return [project_scope(detected, cfg, out)]
         return [vault_scope(vault, out, cfg)]
+    names = list(dict.fromkeys(names))  # `--scope vault --scope vault`: each scope once, not every hit twice
     scopes = []
     for name in names:
         scopes.append(vault_scope(vault, out if len(names) == 1 else None, cfg) if name == VAULT else project_scope(name, cfg, out if len(names) == 1 else None))

@@ -48,7 +48,7 @@ _HINTS: dict[str, tuple[str, ...]] = {
 
 _NOT_REDACTED = r"(?!\[REDACTED)"
 # A value, unless it is empty, already redacted, or a placeholder (`${VAR}`, `<your-key>`).
-_ENV_VALUE = _NOT_REDACTED + r"[\"']?[^\s\"'$<{][^\n]*?"
+_ENV_VALUE = _NOT_REDACTED + r"[\"']?[^\s\"'$<{](?:[^\n]*[^\s])?"
 
 # Order matters: the first rule to claim a span wins, so the most specific rules come first.
 _RULES: tuple[_Rule, ...] = (
@@ -57,7 +57,7 @@ _RULES: tuple[_Rule, ...] = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)",
         flags=re.DOTALL,
     ),
-    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _rule("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}"),
     _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
     _rule(
         "aws-secret-key",
@@ -73,7 +73,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     _rule("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
     _rule("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _rule("url-password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(" + _NOT_REDACTED + r"[^\s@/]+)@", group=1),
+    _rule("url-password", r"\b[a-z][a-z0-9+.-]{0,31}+://[^\s:/@]++:(" + _NOT_REDACTED + r"[^\s@/]++)@", group=1),
     _rule(
         "bearer-token",
         r"(?i)\bauthorization\s*:\s*(?:bearer|token|basic)\s+(" + _NOT_REDACTED + r"[A-Za-z0-9._~+/=-]{8,})",
@@ -81,24 +81,32 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "env-secret",
-        r"(?m)^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*"
-        r"(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH)"
-        r"[A-Z0-9_]*[ \t]*[=:][ \t]*(" + _ENV_VALUE + r")[ \t]*$",
+        r"(?m)^[ \t]*+(?:export[ \t]+)?"
+        r"(?=[A-Z0-9_]*?(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH))"
+        r"[A-Z0-9_]++[ \t]*+[=:][ \t]*+(" + _ENV_VALUE + r")[ \t]*$",
         group=1,
     ),
     _rule(
         "env-secret",  # the same, pasted mid-line: `… key DATABASE_PASSWORD=hunter2 …` (uppercase names only)
-        r"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)"
-        r"[A-Z0-9_]*=(" + _NOT_REDACTED + r"[^\s\"'$<{][^\s\"']{5,})",
+        r"(?<![A-Za-z0-9_])(?=[A-Z0-9_]*?(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?))"
+        r"[A-Z0-9_]++=(" + _NOT_REDACTED + r"[^\s\"'$<{][^\s\"']{5,}+)",
         group=1,
     ),
     _rule(
         "env-secret",
-        r"(?m)^[ \t]*[a-z0-9_.-]*"
-        r"(?:password|passwd|passphrase|secret|api_?key|access_?token|auth_?token|private_?key|client_secret)"
-        r"[a-z0-9_.-]*[\"']?[ \t]*[=:][ \t]*(" + _ENV_VALUE + r")[ \t]*,?$",
+        r"(?m)^[ \t]*+"
+        r"(?=[a-z0-9_.-]*?(?:password|passwd|passphrase|secret|api_?key|access_?token|auth_?token|private_?key|client_secret))"
+        r"[a-z0-9_.-]++[\"']?[ \t]*+[=:][ \t]*+(" + _ENV_VALUE + r")[ \t]*,?$",
         group=1,
     ),
+)
+
+
+# Values of the `NAME=value` rules that only show where a secret goes: a prefix cut short
+# (`rk_live_...`, `sk-…`), a run of x, * or dots, `<your key>`, `{{ token }}`, `changeme`.
+_VALUE_RULES = frozenset({"env-secret", "aws-secret-key"})
+_PLACEHOLDER_RE = re.compile(
+    r"[\"']?(?:[\w-]{0,12}+(?:\.{3,}+|…)|[xX*.•]{3,}+|<[^<>\n]{0,80}+>|\{\{[^{}\n]{0,80}+\}\}|changeme|placeholder|your[-_][\w-]{0,40}+)[\"']?"
 )
 
 
@@ -124,6 +132,8 @@ def _spans(text: str) -> list[tuple[int, int, str]]:
             start, end = match.span(rule.group)
             if start == end or any(start < t_end and t_start < end for t_start, t_end, _ in taken):
                 continue
+            if rule.kind in _VALUE_RULES and _PLACEHOLDER_RE.fullmatch(text, start, end):
+                continue
             taken.append((start, end, rule.kind))
     return sorted(taken)
 
@@ -133,8 +143,12 @@ def find_secrets(text: str) -> list[str]:
     return [kind for _, _, kind in _spans(text)]
 
 
-def redact(text: str) -> str:
-    """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent."""
+def redact(text: str, keep_lines: bool = False) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent.
+
+    With ``keep_lines``, a secret spanning lines (a private key) leaves its line breaks behind, so
+    every later line keeps its number (journal entries are cited by `file:line`).
+    """
     spans = _spans(text)
     if not spans:
         return text
@@ -143,6 +157,8 @@ def redact(text: str) -> str:
     for start, end, kind in spans:
         out.append(text[cursor:start])
         out.append(PLACEHOLDER.format(kind=kind))
+        if keep_lines:
+            out.append("\n" * text.count("\n", start, end))
         cursor = end
     out.append(text[cursor:])
     return "".join(out)

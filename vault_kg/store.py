@@ -59,11 +59,17 @@ class Layout:
 
 
 def ensure_out(out: Path) -> None:
-    """Create the output folder with its own `.gitignore`, so artifacts are never committed."""
+    """Create the output folder with its own `.gitignore`, so artifacts are never committed.
+
+    A folder that exists but cannot be written is one clear error here, before any work (and
+    before the cache could be mistaken for a corrupt one)."""
     try:
         (out / "cache").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise KgError(f"{out}: cannot create the output folder ({exc.strerror}); check permissions or pass --out") from exc
+    for folder in (out, out / "cache"):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise KgError(f"{folder}: the output folder is read-only; make it writable (chmod u+w '{folder}') or pass --out")
     ignore = out / ".gitignore"
     if not ignore.exists():
         atomic_write(ignore, GITIGNORE.encode())
@@ -73,13 +79,19 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` in one step; on any failure the old file stays as it was.
 
     A file that exists keeps its permission bits and, where this user may set them, its owner and
-    group (a 0640 note stays 0640); a new file gets the usual 0666 minus the umask.
+    group (a 0640 note stays 0640); a new file gets the usual 0666 minus the umask. A folder that
+    vanished (`kg-out/` removed mid-build) or refuses the write is one clear line.
     """
     try:
         before = os.stat(path)
     except OSError:
         before = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except FileNotFoundError as exc:
+        raise KgError(f"{path.parent}: the folder disappeared while kg was writing {path.name} (removed by another program?); run the command again") from exc
+    except OSError as exc:
+        raise KgError(f"{path}: cannot write ({exc.strerror}); check the folder's permissions and free space, or pass --out") from exc
     try:
         if before is not None and hasattr(os, "fchown") and (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
             try:  # before the chmod: a chown clears the set-id bits

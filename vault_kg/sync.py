@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import shlex
 import shutil
 import socket
@@ -35,7 +36,8 @@ ATTRIBUTE_LINE = f"{JOURNAL_PATTERN} merge={DRIVER_NAME}"
 IGNORE_LINE = f"{OUT_DIRNAME}/"
 MAX_REBASE_STEPS = 1000
 SYNC_STATE = "sync-state.json"
-MAX_SECRET_SCAN_BYTES = 5 * 1024 * 1024
+MAX_SECRET_SCAN_BYTES = 4 * 1024 * 1024
+SECRET_SCAN_OVERLAP = 64 * 1024
 
 
 class SyncConflict(KgError):
@@ -166,7 +168,9 @@ def _commit_pending(repo: Repo, report: SyncReport) -> None:
     others = [rel for _, rel in changes if not _is_note(rel)]
     title = f"kg sync: {len(notes)} note{'s' if len(notes) != 1 else ''} from {socket.gethostname()}"
     body = [f"{verb}: {rel}" for verb, rel in notes] + [f"other: {rel}" for rel in others]
-    proc = repo.git("commit", "-q", "--no-verify", "-m", title, "-m", "\n".join(body), check=False)
+    # `-- .`: only the vault's paths, even when the vault is a folder of a larger repository in
+    # which the user has other changes staged; the user's own pre-commit hook runs (no --no-verify).
+    proc = repo.git("commit", "-q", "-m", title, "-m", "\n".join(body), "--", ".", check=False)
     if proc.returncode != 0:
         repo.git("reset", "-q", "--", ".", check=False)
         if identity_missing(proc):
@@ -177,22 +181,63 @@ def _commit_pending(repo: Repo, report: SyncReport) -> None:
 
 
 def _refuse_secrets(repo: Repo, rels: list[str]) -> None:
-    """Nothing that looks like a credential leaves this machine: refuse before committing."""
+    """Nothing that looks like a credential leaves this machine: refuse before committing.
+
+    Every changed file is scanned whole, whatever its size or encoding (see `scan_file`); a file
+    that cannot be read is refused too, since what is committed is what git reads.
+    """
     for rel in rels:
         path = repo.vault / rel
         try:
-            if path.stat().st_size > MAX_SECRET_SCAN_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        kinds = find_secrets(text)
+            kinds = scan_file(path)
+        except OSError as exc:
+            repo.git("reset", "-q", "--", ".", check=False)
+            raise KgError(
+                f"{path}: refused to sync: it could not be checked for secrets ({exc.strerror or exc}); "
+                "fix its permissions (or remove it) and run kg sync again; nothing was committed"
+            ) from exc
         if kinds:
             repo.git("reset", "-q", "--", ".", check=False)
             raise KgError(
                 f"{path}: refused to sync: it holds what looks like a secret ({', '.join(sorted(set(kinds)))}); "
                 "remove it (keep secrets in a password manager) and run kg sync again; nothing was committed"
             )
+
+
+def scan_file(path: Path) -> list[str]:
+    """The secret kinds in a file, read as git will commit it.
+
+    Read in windows of `MAX_SECRET_SCAN_BYTES` that overlap (a secret across a boundary is still
+    seen), so no size is too large to scan. Each window is decoded as UTF-8 and, when it holds NUL
+    bytes (UTF-16, UTF-32), once more with them dropped, so an ASCII credential is found in any of
+    these encodings; Latin-1 and other single-byte text keeps its ASCII bytes as they are. A
+    symlink is committed as its target path, so that is what is scanned; a folder (a submodule)
+    is a commit id.
+    """
+    from .safe_read import open_regular
+
+    if path.is_symlink():
+        return _scan_window(os.readlink(path).encode("utf-8", "surrogateescape"))
+    if path.is_dir():
+        return []
+    kinds: list[str] = []
+    with open_regular(path) as handle:
+        tail = b""
+        while True:
+            chunk = handle.read(MAX_SECRET_SCAN_BYTES - len(tail))
+            if not chunk:
+                break
+            window = tail + chunk
+            kinds += _scan_window(window)
+            tail = window[-SECRET_SCAN_OVERLAP:]
+    return kinds
+
+
+def _scan_window(window: bytes) -> list[str]:
+    texts = [window.decode("utf-8", "replace")]
+    if b"\x00" in window:
+        texts.append(window.replace(b"\x00", b"").decode("utf-8", "replace"))
+    return [kind for text in texts for kind in find_secrets(text)]
 
 
 def _resolve_journal_conflicts(repo: Repo, conflicted: list[str], report: SyncReport) -> list[str]:

@@ -79,24 +79,7 @@ def recall_command(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
         return
-    typer.echo(render(result))
-
-
-def render(result: Any) -> str:
-    """Plain text: one header line per entry (date, time, project, file:line), then its text."""
-    if not result.hits:
-        where = ""
-        if result.range is not None:
-            where = f" for {result.range.phrase} ({result.range.start} to {result.range.end})"
-        return f"no journal entries{where}"
-    blocks = []
-    for hit in result.hits:
-        e = hit.entry
-        project = f" · {e.project}" if e.project else ""
-        score = f"  ({hit.score:.2f})" if hit.score is not None else ""
-        body = "\n".join(f"    {line}" for line in e.text.split("\n")[:6])
-        blocks.append(f"{e.day.isoformat()} {e.day:%a} {e.time}{project}  {e.file}:{e.line}{score}\n{body}")
-    return "\n\n".join(blocks)
+    typer.echo(rc.format_result(result))
 
 
 def register(app: typer.Typer) -> None:
