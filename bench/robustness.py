@@ -37,7 +37,7 @@ def incremental(seconds: float) -> None:
     totals = soak(seconds)
     os.environ.pop("KG_HTML", None)
     print(f"incremental ≡ from scratch: {totals['sequences']} sequences, {totals['steps']} steps checked "
-          f"(each against a fresh build of both scopes), {len(totals['divergences'])} divergences, {time.perf_counter() - started:.0f}s")
+          f"(each against a fresh build of both scopes and the independent link oracle), {len(totals['divergences'])} divergences, {time.perf_counter() - started:.0f}s")
     for line in totals["divergences"][:5]:  # type: ignore[index]
         print(f"  {line[:400]}")
 

@@ -171,7 +171,7 @@ def soak(seconds: float, max_steps: int = 12) -> dict[str, object]:
             for _ in range(master.randint(1, max_steps))
         ]
         try:
-            steps += check_sequence(seed, sequence)
+            steps += check_sequence(seed, sequence, after_step=links_match_oracle)
         except AssertionError as exc:
             divergences.append(f"check_sequence({seed}, {sequence}): {exc}")
         sequences += 1
