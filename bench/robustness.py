@@ -155,7 +155,7 @@ def hostile(count: int) -> None:
 def secrets(home: Path) -> None:
     import pytest
 
-    code = pytest.main(["-q", "-p", "no:cacheprovider", str(REPO / "tests" / "test_secrets_leak.py")])
+    code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:warnings", str(REPO / "tests" / "test_secrets_leak.py")])
     from test_secrets_leak import SECRETS
 
     places = "notes (frontmatter, headings, prose, links, .env lines, code fences), code (comments, docstrings, defaults), a session transcript"
