@@ -93,10 +93,12 @@ def main() -> None:
             tab.keyboard.press("Enter")
             tab.wait_for_function("window.kgView.selected !== null")
             focus_ms = (time.perf_counter() - t) * 1000
-            t = time.perf_counter()
-            tab.click("#btn-expand")
-            tab.wait_for_function(f"window.kgView.shownNodes === {len(data['nodes'])}")
-            expand_ms = (time.perf_counter() - t) * 1000
+            expand_ms = None  # a graph small enough to open expanded has no "Expand all"
+            if tab.is_visible("#btn-expand"):
+                t = time.perf_counter()
+                tab.click("#btn-expand")
+                tab.wait_for_function(f"window.kgView.shownNodes === {len(data['nodes'])}")
+                expand_ms = (time.perf_counter() - t) * 1000
             tab.click("#btn-fit")
             tab.wait_for_timeout(500)
             frames = []
@@ -111,8 +113,8 @@ def main() -> None:
     print(f"chromium load → interactive (wall, median of {args.runs}): {tti:.2f} s "
           f"(target ≤ 3 s: {'ok' if tti <= 3 else 'OVER'}); in-page first render "
           f"{statistics.median(first):.2f} s, interactive {statistics.median(in_page):.2f} s")
-    print(f"collapsed view: {shown} nodes drawn, frame {collapsed_frame:.1f} ms; search {search_ms:.0f} ms; "
-          f"focus {focus_ms:.0f} ms; expand all {expand_ms:.0f} ms; "
+    print(f"first view: {shown} nodes drawn, frame {collapsed_frame:.1f} ms; search {search_ms:.0f} ms; "
+          f"focus {focus_ms:.0f} ms; expand all {'n/a (opened expanded)' if expand_ms is None else f'{expand_ms:.0f} ms'}; "
           f"frame with all {len(data['nodes'])} nodes + {len(data['edges'])} edges: "
           f"median {statistics.median(frames):.0f} ms")
     shutil.rmtree(work, ignore_errors=True)
