@@ -1,5 +1,8 @@
 """Figures for `kg sync`, `kg promote --suggest` and `kg consolidate --plan` on a synthetic vault.
 
+Every figure is an IN-PROCESS call of the library function the command runs (no interpreter
+start-up or imports); the output says so on each line.
+
 Usage: python bench/vaultops_bench.py [--notes 2000] [--edits 10] [--seed 7]
 
 Two clones of a bare repository on disk stand for two machines: the laptop edits `--edits`
@@ -28,7 +31,7 @@ from vault_kg.scopes import vault_scope  # noqa: E402
 def timed(label: str, fn, *args, **kwargs):
     started = time.perf_counter()
     result = fn(*args, **kwargs)
-    print(f"{label:<52} {time.perf_counter() - started:8.2f} s")
+    print(f"{label:<52} {time.perf_counter() - started:8.2f} s  (in-process)")
     return result
 
 
@@ -73,4 +76,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import record
+
+    with record("vaultops_bench"):
+        main()

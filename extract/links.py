@@ -142,6 +142,7 @@ def parse_wikilink(inner: str) -> tuple[str, str | None, str | None, str | None]
     label = None
     if "|" in inner:
         inner, label = inner.split("|", 1)
+        inner = inner[:-1] if inner.endswith("\\") else inner  # `[[Note\\|label]]`: a pipe escaped in a table row
         label = label.strip() or None
     block = None
     if "^" in inner:

@@ -334,6 +334,9 @@ def _link_ref(nid: str, relpath: str, link: Link) -> m.Ref:
     attrs: dict[str, Any] = {}
     if link.markdown:
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), target))
+        # relative to the note first; then as written, the way Obsidian's "shortest path" and
+        # "absolute path in vault" link formats mean it (from the root, by name or path suffix)
+        attrs["written"] = posixpath.normpath(_strip_md(target)).lower().lstrip("/")
         target = joined
         attrs["path"] = True
     elif not target:
@@ -373,16 +376,25 @@ class NoteIndex:
         """A note's headings, read only for notes that a `[[Note#Heading]]` link points at."""
         return self.extractions[relpath].meta.get("headings", [])
 
-    def lookup(self, target: str, is_path: bool = False) -> list[str]:
+    def lookup(self, target: str, is_path: bool = False, written: str | None = None) -> list[str]:
+        """Candidates for a link key. A markdown link (`is_path`) is its relative path, else the
+        path as `written` from the root, by file name or path suffix; never an alias."""
         key = _strip_md(target).lower().lstrip("/")
         if key in self.by_path:
             return [self.by_path[key]]
-        if is_path:
+        if not is_path:
+            return self._by_name(key, aliases=True)
+        if not written:
             return []
+        if written in self.by_path:
+            return [self.by_path[written]]
+        return self._by_name(written, aliases=False)
+
+    def _by_name(self, key: str, aliases: bool) -> list[str]:
         if "/" in key:
             suffix = "/" + key
             return sorted(p for k, p in self.by_path.items() if k.endswith(suffix))
-        return self.by_stem.get(key) or self.by_alias.get(key) or []
+        return self.by_stem.get(key) or (self.by_alias.get(key) if aliases else None) or []
 
 
 def _pick(candidates: list[str]) -> str:
@@ -479,12 +491,18 @@ def _link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, l
             target = m.section_id(target_path, heading_text)
             sections.append((target, target_path, heading_text, heading_line))
         edges.append(m.edge(ref.source, target, ref.relation, owner, ref.line, confidence=confidence, **extra))
-    return {"edges": edges, "unresolved": unresolved, "sections": sections, "keys": sorted({ref_key(r) for r in refs})}
+    definite = {(e["target"], e["relation"]) for e in edges if e["confidence"] == m.EXTRACTED}
+    for e in edges:  # a link that one occurrence names for sure is not ambiguous because another guessed
+        if e["confidence"] == m.AMBIGUOUS and (e["target"], e["relation"]) in definite:
+            e["confidence"], e["score"] = m.EXTRACTED, m.CONFIDENCE_SCORE[m.EXTRACTED]
+            e.pop("candidates", None)
+    keys = {ref_key(r) for r in refs} | {r.attrs["written"] for r in refs if r.attrs.get("written")}
+    return {"edges": edges, "unresolved": unresolved, "sections": sections, "keys": sorted(keys)}
 
 
 def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | None, int | None]:
     """(target note path or None, number of candidates, matched heading text, heading line)."""
-    candidates = index.lookup(ref.target, bool(ref.attrs.get("path")))
+    candidates = index.lookup(ref.target, bool(ref.attrs.get("path")), ref.attrs.get("written"))
     if not candidates:
         return None, 0, None, None
     target = _pick(candidates)

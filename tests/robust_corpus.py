@@ -170,6 +170,8 @@ OPS = ("create", "edit_body", "edit_frontmatter", "rename", "move", "delete", "r
 
 def apply_op(world: World, op: str, side: str, rng: random.Random) -> list[Path]:
     """Apply one operation; return the paths it touched (what a hook would pass to `kg update`)."""
+    if op in EXTRA_OPS:
+        return EXTRA_OPS[op](world, op, rng)
     existing = world.files(side)
     if side == "code":
         return _apply_code(world, op, existing, rng)
@@ -296,3 +298,194 @@ def first_difference(a: Any, b: Any, where: str = "") -> str:
             extra = a[len(b):] if len(a) > len(b) else b[len(a):]
             return f"{where}: lengths {len(a)} != {len(b)}; extra {str(extra[:2])[:400]}"
     return f"{where}: {str(a)[:300]!r} != {str(b)[:300]!r}"
+
+
+# ---------------------------------------------------------------- link-rich notes (for the link oracle)
+
+LINK_NAMES = NAMES + ["alpha", "BETA", "gamma.md", "Later Note", "proj/Alpha", "area/sub/Gamma", "sub/Gamma", "Nowhere"]
+HEADING_FORMS = ["Intro", "intro", "Details", "Open Questions", "Missing heading"]
+
+
+def rich_link(rng: random.Random) -> str:
+    """Every link form Obsidian knows, with case, path and folder variations (see wikilink_oracle)."""
+    target = rng.choice(LINK_NAMES)
+    heading = rng.choice(HEADING_FORMS)
+    file = target if target.lower().endswith(".md") else f"{target}.md"
+    forms = [
+        f"[[{target}]]", f"[[{target}|shown]]", f"[[{target}#{heading}]]", f"[[{target}#^blk-1]]", f"[[{target}^blk-1]]",
+        f"![[{target}]]", f"![[{target}#{heading}]]", f"[[#{heading}]]", f"[[{target}#{heading}|x]]",
+        f"[text]({file.replace(' ', '%20')})", f"[text](../{file.replace(' ', '%20')})", f"[text](./{file.replace(' ', '%20')}#{heading.replace(' ', '%20')})",
+        f"`[[{target}]]`",  # inline code: not a link
+    ]
+    return rng.choice(forms)
+
+
+def rich_note_text(rng: random.Random) -> str:
+    """A note whose body holds links in prose, lists, a table (escaped pipes) and a code fence."""
+    lines: list[str] = []
+    if rng.random() < 0.85:
+        aliases = rng.sample(ALIASES + ["alpha", "Later note", "GHOST"], rng.randint(0, 2))
+        lines += ["---", f"summary: {rng.choice(['Links', 'A table of links'])}"]
+        lines += ["aliases:", *[f"  - {a}" for a in aliases]] if aliases else []
+        lines.append("---")
+    for heading in rng.sample(HEADINGS, rng.randint(0, 3)):
+        lines.append(f"## {heading}" + (" ##" if rng.random() < 0.2 else ""))
+        lines.append(" ".join(rich_link(rng) for _ in range(rng.randint(0, 3))) + (" ^blk-1" if rng.random() < 0.2 else ""))
+    if rng.random() < 0.5:
+        lines += ["", "| what | where |", "| --- | --- |"]
+        for _ in range(rng.randint(1, 3)):
+            target = rng.choice(LINK_NAMES)
+            lines.append(f"| [[{target}\\|{target} label]] | [[{target}#{rng.choice(HEADING_FORMS)}\\|x]] |")
+    if rng.random() < 0.4:
+        lines += ["```markdown", f"[[{rng.choice(LINK_NAMES)}]] is not a link in a fence", "```"]
+    for _ in range(rng.randint(0, 3)):
+        lines.append("- " + " ".join(rich_link(rng) for _ in range(rng.randint(1, 2))))
+    return "\n".join(lines) + "\n"
+
+
+LINK_OPS = ("rich_create", "rich_rewrite")
+
+
+def apply_link_op(world: World, op: str, rng: random.Random) -> list[Path]:
+    """Write a link-rich note: a new one (maybe a same-named note in another folder) or over an existing one."""
+    existing = world.files("vault")
+    if op == "rich_rewrite" and existing:
+        rel = rng.choice(existing)
+    else:
+        rel = f"vault:{rng.choice(FOLDERS + ['sub/'])}{rng.choice(NAMES + DANGLING)}.md"
+    return [world.write(rel, rich_note_text(rng))]
+
+
+# ---------------------------------------------------------------- other languages in the code scope
+
+POLYGLOT = {
+    "web/util.ts": lambda rng: (
+        'export function helper(x: number): number {\n  return x + %d;\n}\n\n'
+        'export class Base {\n  name(): string { return "base"; }\n}\n' % rng.randrange(10)
+    ),
+    "web/app.ts": lambda rng: (
+        'import { helper, Base } from "./util";\nimport * as legacy from "./legacy";\n\n'
+        'export class Client extends Base {\n  fetch(): number {\n    return helper(%d) + legacy.parse("x");\n  }\n}\n\n'
+        'export function run(): number {\n  return new Client().fetch()%s;\n}\n' % (rng.randrange(10), rng.choice(["", " + missing()"]))
+    ),
+    "web/legacy.js": lambda rng: (
+        'const { helper } = require("./util");\n\nfunction parse(s) {\n  return helper(s.length * %d);\n}\n\n'
+        "module.exports = { parse };\n" % rng.randrange(1, 9)
+    ),
+    "go.mod": lambda rng: "module example.com/proj\n\ngo 1.22\n",
+    "svc/server.go": lambda rng: (
+        'package svc\n\nimport "example.com/proj/svc/store"\n\n// Server serves.\ntype Server struct{ name string }\n\n'
+        "// Run starts it.\nfunc (s *Server) Run() int {\n\treturn store.Get(%d) + s.stop()\n}\n\n"
+        "func (s *Server) stop() int { return helper() }\n" % rng.randrange(10)
+    ),
+    "svc/helper.go": lambda rng: "package svc\n\nfunc helper() int {\n\treturn %d\n}\n" % rng.randrange(10),
+    "svc/store/store.go": lambda rng: "package store\n\n// Get reads a value.\nfunc Get(k int) int {\n\treturn k * %d\n}\n" % rng.randrange(1, 9),
+    "rs/lib.rs": lambda rng: (
+        "mod shapes;\n\nuse crate::shapes::area;\n\n/// Runs everything.\npub fn run() -> i32 {\n    area(%d)%s\n}\n"
+        % (rng.randrange(10), rng.choice(["", " + unknown_fn()"]))
+    ),
+    "rs/shapes.rs": lambda rng: (
+        "pub trait Shape {\n    fn size(&self) -> i32;\n}\n\npub struct Circle;\n\n"
+        "impl Shape for Circle {\n    fn size(&self) -> i32 {\n        %d\n    }\n}\n\n"
+        "pub fn area(x: i32) -> i32 {\n    Circle.size() * x\n}\n" % rng.randrange(10)
+    ),
+}
+POLYGLOT_BROKEN = {".ts": "export function broken( {\n", ".js": "function (\n", ".go": "func broken( {\n", ".rs": "fn broken( {\n", ".mod": "module\n"}
+POLYGLOT_OPS = ("poly_write", "poly_edit", "poly_rename", "poly_delete", "poly_break")
+
+
+def apply_polyglot_op(world: World, op: str, rng: random.Random) -> list[Path]:
+    """TypeScript, JavaScript, Go (with go.mod) and Rust files in the code scope, edited like the Python ones."""
+    present = sorted(rel for rel in POLYGLOT if (world.repo / rel).exists())
+    if op == "poly_write" or not present:
+        rel = rng.choice(sorted(POLYGLOT))
+        return [world.write(f"code:{rel}", POLYGLOT[rel](rng))]
+    rel = rng.choice(present)
+    path = world.repo / rel
+    if op == "poly_edit":
+        return [world.write(f"code:{rel}", POLYGLOT[rel](rng))]
+    if op == "poly_rename":
+        target = path.with_name("moved_" + path.name)
+        path.rename(target)
+        return [path, target]
+    if op == "poly_delete":
+        path.unlink()
+        return [path]
+    if op == "poly_break":
+        return [world.write(f"code:{rel}", path.read_text() + POLYGLOT_BROKEN[path.suffix])]
+    raise ValueError(op)
+
+
+# ---------------------------------------------------------------- anchors that really match, then go stale
+
+ANCHOR_OPS = ("anchor_real", "edit_anchored")
+
+
+def apply_anchor_op(world: World, op: str, rng: random.Random) -> list[Path]:
+    """`anchor_real`: a note anchored to a symbol of the repo with its real hash (the note is live).
+    `edit_anchored`: change the body of a symbol some note is anchored to (the note goes stale)."""
+    from extract.code import symbols_of
+
+    symbols = [
+        (rel, locator, info)
+        for rel in sorted(p.relative_to(world.repo).as_posix() for p in world.repo.rglob("*") if p.is_file() and ".git" not in p.parts and "kg-out" not in p.parts)
+        for locator, info in sorted(symbols_of(rel, (world.repo / rel).read_bytes()).items())
+    ]
+    if op == "anchor_real":
+        if not symbols:
+            return []
+        rel, locator, info = rng.choice(symbols)
+        note = f"vault:{rng.choice(FOLDERS)}Anchored {rng.randrange(3)}.md"
+        text = (
+            f"---\nsummary: Describes {info['name']}\nanchors:\n  - project: proj\n    locator: \"{locator}\"\n"
+            f"    hash: {info['hash']}\n---\n# About {info['name']}\nSee [[{rng.choice(NAMES)}]].\n"
+        )
+        return [world.write(note, text)]
+    if op == "edit_anchored":
+        anchored = anchored_locators(world)
+        spans = [
+            (rel, locator, info) for rel, locator, info in symbols
+            if locator in anchored and info["end_line"] > info["line"] and locator.rsplit(" › ", 1)[-1].startswith(("function ", "method "))
+        ]
+        if not spans:
+            return []
+        rel, locator, info = rng.choice(spans)
+        lines = (world.repo / rel).read_text().split("\n")
+        last = lines[info["end_line"] - 1]
+        indent = last[: len(last) - len(last.lstrip())]
+        if rel.endswith(".py"):
+            statement = indent + "_edited = 1"
+        else:  # the line before a closing brace: one level deeper than the brace
+            statement = indent + "    edited();"
+        lines[info["end_line"] - 1] = last + "  "  # trailing whitespace alone never dirties an anchor
+        lines.insert(info["end_line"] - 1, statement)  # a new statement inside the span does
+        return [world.write(f"code:{rel}", "\n".join(lines))]
+    raise ValueError(op)
+
+
+def anchored_locators(world: World) -> dict[str, list[tuple[str, Any]]]:
+    """locator → (vault note, hash as its YAML reads) for every code anchor into `proj`."""
+    import yaml
+
+    out: dict[str, list[tuple[str, Any]]] = {}
+    for rel in world.files("vault"):
+        text = world.path(rel).read_text(encoding="utf-8", errors="replace")
+        if not text.startswith("---\n") or "\n---\n" not in text:
+            continue
+        try:
+            meta = yaml.safe_load(text[4:text.index("\n---\n")])
+        except yaml.YAMLError:
+            continue
+        anchors = meta.get("anchors") if isinstance(meta, dict) else None
+        for anchor in anchors if isinstance(anchors, list) else []:
+            if isinstance(anchor, dict) and anchor.get("project") == "proj" and anchor.get("locator"):
+                out.setdefault(str(anchor["locator"]), []).append((rel.split(":", 1)[1], anchor.get("hash")))
+    return out
+
+
+EXTRA_OPS = {
+    **{op: apply_link_op for op in LINK_OPS},
+    **{op: apply_polyglot_op for op in POLYGLOT_OPS},
+    **{op: apply_anchor_op for op in ANCHOR_OPS},
+}
+SIDE_OF = {**{op: "vault" for op in LINK_OPS}, **{op: "code" for op in POLYGLOT_OPS}, "anchor_real": "vault", "edit_anchored": "code"}

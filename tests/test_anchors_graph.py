@@ -63,7 +63,8 @@ def test_code_change_alone_makes_vault_update_mark_stale_and_queries_hide_it(wor
     code, out, _ = kg("query", "fetch retries three times", "--vault", vault, "--include-stale")
     assert "notes/Retry.md" in out and "[STALE]" in out
     code, out, err = kg("explain", "Retry", "--vault", vault)
-    assert code != 0 or "Retry" not in out
+    assert code == 1 and out == "", out
+    assert "'note:notes/Retry.md' is stale: not served as current; pass --include-stale" in err
     code, out, _ = kg("explain", "Retry", "--vault", vault, "--include-stale")
     assert "[STALE]" in out
 

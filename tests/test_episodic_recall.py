@@ -175,24 +175,26 @@ def test_a_recall_and_an_append_at_the_same_time(journal: tuple[Path, list]) -> 
     vault, _ = journal
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
-            import time
+            import sys
             from pathlib import Path
             from episodic.recall import JournalIndex
             with JournalIndex(Path({str(vault)!r})) as index:
                 index.sync()
                 print("holding", flush=True)
-                time.sleep(4)
+                sys.stdin.readline()  # holds the index until the test says so
         """)],
-        stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        started = time.perf_counter()
         entry = append_entry(vault, "Benchmarked the kiln firmware PID loop.", project="kiln",
                              now=datetime(2025, 3, 14, 18, 45))
-        assert time.perf_counter() - started < 1.0
+        assert holder.poll() is None, "the write finished while the index was still held: it did not wait for it"
         with pytest.raises(StoreBusy, match="another kg process is using the journal index"):
             recall(vault, "kiln firmware PID", now=NOW, tz=UTC, lock_timeout=0.5)
+        assert holder.stdin is not None
+        holder.stdin.write("release\n")
+        holder.stdin.flush()
         waited = recall(vault, "kiln firmware PID", now=NOW, tz=UTC, lock_timeout=60)
         assert (waited.hits[0].entry.file, waited.hits[0].entry.line) == (entry.file, entry.line)
     finally:

@@ -28,7 +28,7 @@ from vault_kg import model as m
 from vault_kg.engine import run
 from vault_kg.scopes import Scope, vault_scope
 
-BOUND_S = 5.0
+BOUND_S = 30.0  # a hang guard far above the expected time; bench/robustness.py prints the slowest input
 CODE_SUFFIXES = (".py", ".ts", ".go", ".rs", ".js")
 FRAGMENTS = [
     b"---\n", b"---", b"\n", b"\r\n", b"\r", b"[[", b"]]", b"[", b"]", b"](", b"x.md)", b"`", b"```", b"~~~", b"#", b"## ",
@@ -206,7 +206,7 @@ def test_hostile_files_through_the_engine(tmp_path: Path, monkeypatch: pytest.Mo
     for scope in scopes:
         started = time.perf_counter()
         result = run(scope)
-        assert time.perf_counter() - started < 120
+        assert time.perf_counter() - started < 600  # a hang guard only
         graph = orjson.loads((scope.out / "graph.json").read_bytes())
         ids = {n["id"] for n in graph["nodes"]}
         for source, reason in result.quarantined:

@@ -66,7 +66,7 @@ class Page:
         for _ in range(downs):
             self.page.keyboard.press("ArrowDown")
         self.page.keyboard.press("Enter")
-        self.page.wait_for_timeout(450)  # the camera flies for 350 ms
+        self.page.wait_for_function("!window.kgView.flying")  # the camera flies for 350 ms
 
     def click_node(self, node_id: str) -> None:
         """Click a node once the camera has stopped moving (a search animates it)."""

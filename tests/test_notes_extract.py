@@ -61,7 +61,7 @@ def test_links_every_form_with_lines() -> None:
     assert ("Payments API", m.LINKS_TO, 11, {"heading": "Idempotency"}) in refs
     assert ("ADR-003", m.LINKS_TO, 11, {"block": "key-rule"}) in refs
     assert ("Diagram Note", m.EMBEDS, 11, {}) in refs
-    assert ("services/Payments Worker.md", m.LINKS_TO, 12, {"path": True, "label": "worker"}) in refs
+    assert ("services/Payments Worker.md", m.LINKS_TO, 12, {"path": True, "label": "worker", "written": "../services/payments worker"}) in refs
     assert ("notes/retries.md", m.LINKS_TO, 13, {"path": True, "heading": "Local heading"}) in refs
     assert not any("Not A Link" in r[0] for r in refs)
 
@@ -74,6 +74,7 @@ def test_headings_skip_fences() -> None:
 def test_wikilink_parsing() -> None:
     assert parse_wikilink("Note#Head^blk|Label") == ("Note", "Head", "blk", "Label")
     assert parse_wikilink("Note#^blk") == ("Note", None, "blk", None)
+    assert parse_wikilink("Note#Head\\|Label") == ("Note", "Head", None, "Label")  # a table row escapes the pipe
     assert normalize_tag("#Tool/SEMrush/") == "tool/semrush"
     assert normalize_tag("#123") is None
 

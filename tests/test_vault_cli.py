@@ -124,12 +124,6 @@ def test_errors_are_one_line(tmp_path: Path, kg) -> None:
     assert unbuilt.returncode == 1 and "run `kg build`" in unbuilt.stderr
 
 
-def test_help_carries_examples() -> None:
-    for command in ("build", "update", "query", "path", "explain", "god-nodes", "lint", "stats", "init"):
-        out = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", command, "--help"], capture_output=True, text=True).stdout
-        assert "Example:" in out, command
-
-
 def test_concurrent_updates_do_not_corrupt(example_vault: Path, kg) -> None:
     kg("build", "--vault", str(example_vault))
     for i in range(4):

@@ -27,7 +27,7 @@ import orjson
 from .errors import KgError
 from .model import HOT_META, Extraction
 
-SCHEMA = 11
+SCHEMA = 12  # 12: markdown links keep the target as written; wikilinks with a table-escaped pipe
 
 DDL = """
 CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, cold BLOB, res BLOB, res_edges BLOB);

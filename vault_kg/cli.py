@@ -18,7 +18,7 @@ from .scopes import Scope, resolve_scopes
 app = typer.Typer(
     name="kg",
     help="A knowledge graph over your markdown vault and code repositories, for coding agents.\n\n"
-    "Example: kg build --vault examples/vault && kg query \"payments retries\"",
+    "Example: kg build --vault ~/vault && kg query \"payments retries\"",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -153,7 +153,9 @@ def build(
 ) -> None:
     """Build a scope's graph: kg-out/graph.json, GRAPH_REPORT.md, graph.html.
 
-    Example: kg build --vault ~/vault        (or inside a registered repo: kg build)
+    \b
+    Example: kg build --vault ~/vault
+    Example: kg build --scope payments  # a registered repository (or `kg build` inside it)
     """
     _run_scopes(scopes_from(scope, vault, out), None, force, as_json, "built")
 
@@ -168,7 +170,9 @@ def update(
 ) -> None:
     """Re-extract only what changed (size+mtime, then content hash); rewrite nothing if nothing did.
 
-    Example: kg update            kg update notes/payments.md
+    \b
+    Example: kg update
+    Example: kg update notes/payments.md  # just this note, as the hooks do
     """
     _run_scopes(scopes_from(scope, vault, out), paths or None, False, as_json, "updated")
 
@@ -186,6 +190,7 @@ def query(
 ) -> None:
     """Answer with a compact, citable context: seeds first, file:line, snippets, connecting edges.
 
+    \b
     Example: kg query "how do we retry failed webhooks" --budget 800
     """
     from . import query as q
@@ -204,6 +209,7 @@ def path(
 ) -> None:
     """Shortest meaningful path between two nodes, with edge directions.
 
+    \b
     Example: kg path "Payments API" "Acme"
     """
     from . import query as q
@@ -222,7 +228,8 @@ def explain(
 ) -> None:
     """A node, its attributes, its source lines and its neighbours grouped by relation.
 
-    Example: kg explain "Webhook retries"
+    \b
+    Example: kg explain "Payments API"
     """
     from . import query as q
 
@@ -239,6 +246,7 @@ def god_nodes(
 ) -> None:
     """The most central nodes (weighted PageRank; tags, files and tests excluded).
 
+    \b
     Example: kg god-nodes -n 5
     """
     from . import query as q
@@ -257,7 +265,8 @@ def affected(
 ) -> None:
     """What depends on a symbol (callers, importers, subclasses, anchored notes): the blast radius.
 
-    Example: kg affected "src/retry.py › class Client › method fetch" --scope myrepo --depth 2
+    \b
+    Example: kg affected "src/retry.py › class Client › method fetch" --scope payments --depth 2
     """
     from . import query as q
 
@@ -268,6 +277,7 @@ def affected(
 def stats(vault: Optional[Path] = VaultOpt, scope: Optional[list[str]] = ScopeOpt, as_json: bool = JsonOpt) -> None:
     """Counts for a scope: sources, nodes, edges, unresolved, quarantined, stale, pending.
 
+    \b
     Example: kg stats --json
     """
     from . import query as q
@@ -283,6 +293,7 @@ def lint(
 ) -> None:
     """Check the frontmatter contract: one-line summary, namespaced tags, a scope/ tag.
 
+    \b
     Example: kg lint --strict
     """
     from .lint import format_lint, lint as run_lint
@@ -302,6 +313,7 @@ def init(
 ) -> None:
     """Write a commented config file (KG_CONFIG, else ~/.config/vault-kg/config.toml).
 
+    \b
     Example: kg init --vault ~/vault
     """
     from .store import atomic_write
@@ -324,6 +336,7 @@ def project_add(
 ) -> None:
     """Register a repository as a scope in the config file.
 
+    \b
     Example: kg project add ~/src/payments --name payments
     """
     from .projects import add_project
@@ -349,6 +362,7 @@ def project_remove(
 def project_list(as_json: bool = JsonOpt) -> None:
     """List registered projects.
 
+    \b
     Example: kg project list
     """
     cfg = cfgmod.load_config()

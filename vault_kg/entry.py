@@ -11,7 +11,7 @@ def main() -> None:
     # here needs threaded linear algebra, and on 2 cores the spinning steals from real work.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = sys.argv[1:]
-    if argv[:1] == ["hook"]:
+    if argv[:1] == ["hook"] and not {"--help", "-h"} & set(argv):  # help comes from the CLI
         from hooks.dispatch import main as hook_main
 
         sys.exit(hook_main(argv[1:]))

@@ -781,7 +781,7 @@
     selectedCommunity: () => selectedComm,
     searchResults: () => results.map((i) => ND.id[i]),
     activeResult: () => (results.length ? ND.id[results[active]] : null),
-    camera: () => ({ x: cam.x, y: cam.y, k: cam.k }),
+    camera: () => ({ x: cam.x, y: cam.y, k: cam.k }), flying: () => anim !== null,
     frames: () => frames, lastFrameMs: () => lastFrameMs,
     scriptStartMs: () => T0, firstRenderMs: () => firstRenderMs, interactiveMs: () => interactiveMs,
   };

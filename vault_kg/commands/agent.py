@@ -23,6 +23,7 @@ def mcp_command(
 ) -> None:
     """Serve the graph to an agent over MCP on stdio: query, explain, neighbors, path, god_nodes, affected, check, recall, remember.
 
+    \b
     Example: claude mcp add vault-kg -- kg mcp
     Example: kg mcp --check
     """
@@ -50,6 +51,7 @@ def hook_command(
 ) -> None:
     """Run a Claude Code hook: the JSON payload on stdin, the hook's JSON on stdout; always exits 0.
 
+    \b
     Example: echo '{"cwd": ".", "source": "startup"}' | kg hook session-start
     """
     from hooks.dispatch import main

@@ -34,6 +34,7 @@ def anchor_command(
 ) -> None:
     """Anchor a note to a code symbol, a markdown span or another note (writes `anchors:`).
 
+    \b
     Example: kg anchor notes/Retries.md --to src/retry.py::Client.fetch --project payments
     """
     from vault_kg.anchor_repair import add_anchor
@@ -57,7 +58,8 @@ def check_command(
 ) -> None:
     """Recompute every anchor against the files as they are now; list dirty notes and issues.
 
-    Example: kg check --strict          (CI: fails when a note describes code that changed)
+    \b
+    Example: kg check --strict  # in CI: fails when a note describes code that changed
     """
     from vault_kg.anchors import check, format_check
 
@@ -75,6 +77,7 @@ def reanchor_command(
 ) -> None:
     """Follow symbols that moved: same locator, else exactly one same-name, same-hash symbol.
 
+    \b
     Example: kg reanchor notes/Retries.md
     """
     from vault_kg.anchor_repair import reanchor
@@ -90,6 +93,7 @@ def accept_command(
 ) -> None:
     """The note still holds after the edit: take the symbols' current hashes (body untouched).
 
+    \b
     Example: kg accept notes/Retries.md
     """
     from vault_kg.anchor_repair import accept
@@ -107,6 +111,7 @@ def supersede_command(
 ) -> None:
     """OLD is superseded by NEW: both kept, OLD's window closes, NEW's opens (history appended).
 
+    \b
     Example: kg supersede "notes/Retry v1.md" "notes/Retry v2.md"
     """
     from vault_kg.anchor_repair import supersede
@@ -124,6 +129,7 @@ def retire_command(
 ) -> None:
     """Close a note's validity window (kept for --as-of, hidden from queries).
 
+    \b
     Example: kg retire notes/Legacy-queue.md --reason "queue removed in v3"
     """
     from vault_kg.anchor_repair import retire

@@ -32,6 +32,7 @@ def journal_add(
 ) -> None:
     """Append a timestamped entry to today's journal note (journal/YYYY-MM-DD.md).
 
+    \b
     Example: kg journal add "Fixed the webhook retries (exponential backoff)" --project payments
     """
     from datetime import datetime
@@ -57,6 +58,7 @@ def recall_command(
 ) -> None:
     """Recall journal entries: what was done when, searched within the days the question names.
 
+    \b
     Example: kg recall "when did I fix the webhook retries" --limit 5
     Example: kg recall "what was I doing yesterday"
     Example: kg recall --yesterday --json

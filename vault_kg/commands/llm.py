@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check that Ollama answers and has the model (never pulls it).
 
+        \b
         Example: kg llm-check --model qwen2.5:7b-instruct
         """
         from extract.llm import OllamaExtractor
@@ -51,6 +52,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the model on one note, uncached, and show verified entities and relations.
 
+        \b
         Example: kg llm-extract "clients/Acme Corp.md" --model qwen2.5:7b-instruct
         """
         try:

@@ -40,7 +40,10 @@ def sync_command(
     Conflicting edits to a note are never resolved for you: kg names the files and prints the
     commands to continue or abort. Journal notes merge by union of entries.
 
-    Example: kg sync            kg sync --status            kg sync --init --vault ~/vault
+    \b
+    Example: kg sync --init --vault ~/vault  # once per machine
+    Example: kg sync --status
+    Example: kg sync
     """
     from vault_kg import sync as s
 
@@ -72,6 +75,7 @@ def merge_journal_command(
 ) -> None:
     """Git merge driver for journal notes: keep every entry of both sides (set up by `kg sync`).
 
+    \b
     Example: git config merge.kg-journal.driver "kg merge-journal %O %A %B %P"
     """
     from vault_kg.errors import KgError
@@ -101,7 +105,9 @@ def promote_command(
 
     The draft links back to every piece of evidence; the client notes are never changed.
 
-    Example: kg promote --suggest --min 3          kg promote "Idempotency keys"
+    \b
+    Example: kg promote --suggest --min 3
+    Example: kg promote "Payments API" --min 2  # what recurs in two client scopes
     """
     from vault_kg import promote as p
     from vault_kg.errors import KgError
@@ -129,7 +135,8 @@ def consolidate_command(
 ) -> None:
     """Plan vault tidying (merges, frontmatter fixes, orphans, dangling links, splits), then apply it.
 
-    Example: kg consolidate --plan --output plan.md && kg consolidate --apply plan.md
+    \b
+    Example: kg consolidate --plan --output ~/plan.md && kg consolidate --apply ~/plan.md
     """
     from vault_kg import consolidate as c
     from vault_kg.errors import KgError

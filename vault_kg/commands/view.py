@@ -50,7 +50,8 @@ def html_command(
 ) -> None:
     """Regenerate the scope's interactive, offline graph page (kg-out/graph.html) from graph.json.
 
-    Example: kg html --vault examples/vault --open
+    \b
+    Example: kg html --vault ~/vault --open
     """
     from graph_out.html import render_html
     from vault_kg.store import write_if_changed
@@ -83,6 +84,7 @@ def export_command(
 ) -> None:
     """Export the scope's graph for Gephi (graphml, gexf), Neo4j (cypher), Obsidian (obsidian-canvas) or Mermaid.
 
+    \b
     Example: kg export --format obsidian-canvas --output ~/vault/graph.canvas
     """
     from graph_out.export import FORMATS, export
