@@ -85,7 +85,12 @@ class RecallResult:
             "mode": self.mode,
             "range": None
             if self.range is None
-            else {"start": self.range.start.isoformat(), "end": self.range.end.isoformat(), "phrase": self.range.phrase},
+            else {
+                "start": self.range.start.isoformat(),
+                "end": self.range.end.isoformat(),
+                "phrase": self.range.phrase,
+                "window": None if self.range.window is None else [t.isoformat(sep=" ", timespec="minutes") for t in self.range.window],
+            },
             "project": self.project or None,
             "entries": [h.to_dict() for h in self.hits],
             "reindexed": None if self.sync is None else vars(self.sync),
@@ -443,21 +448,33 @@ def recall(
     resolved = resolve(question, now=now, tz=tz)
     days = resolved.range.days() if resolved.range is not None else None
     words = _WORD_RE.findall(resolved.rest.lower())
-    project = _project_in(words, _journal_projects(vault, days))
+    # A project named in the question filters even when it has no entry in the range: "last week
+    # on payments" with nothing on payments last week answers nothing, not another project's week.
+    project = _project_in(words, _journal_projects(vault, days)) or (_project_in(words, _journal_projects(vault, None)) if days is not None else "")
     project_words = set(re.sub(r"[^a-z0-9]+", " ", project.lower()).split())
     content = [w for w in words if w not in _FILLER and w not in project_words]
+    window = resolved.range if resolved.range is not None and resolved.range.window is not None else None
+    wanted = None if window is not None else limit  # a window filters after the fact: take all, then cut
     if not content:
-        hits = list_entries(vault, days, project=project, limit=limit)
+        hits = _within(list_entries(vault, days, project=project, limit=wanted), window, limit)
         return RecallResult(question, "list", resolved.range, project, hits)
     text = " ".join(content) if project else resolved.rest
+    wanted = limit if window is None else max(limit * 5, 50)
     if index is not None:
         sync = index.sync()
-        hits = index.search(text, days=days, project=project, limit=limit)
+        hits = index.search(text, days=days, project=project, limit=wanted)
     else:
         with JournalIndex(vault, settings=settings, lock_timeout=lock_timeout) as opened:
             sync = opened.sync()
-            hits = opened.search(text, days=days, project=project, limit=limit)
-    return RecallResult(question, "search", resolved.range, project, hits, sync)
+            hits = opened.search(text, days=days, project=project, limit=wanted)
+    return RecallResult(question, "search", resolved.range, project, _within(hits, window, limit), sync)
+
+
+def _within(hits: list[Hit], window: DateRange | None, limit: int) -> list[Hit]:
+    """The hits inside a part of the day ("this morning", "an hour ago"), at most ``limit``."""
+    if window is not None:
+        hits = [h for h in hits if window.holds(h.entry.day, h.entry.time)]
+    return hits[:limit]
 
 
 def day_range(tz: tzinfo, now: datetime | None, *, offset: int) -> list[date]:

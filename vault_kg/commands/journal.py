@@ -87,7 +87,8 @@ def render(result: Any) -> str:
     if not result.hits:
         where = ""
         if result.range is not None:
-            where = f" for {result.range.phrase} ({result.range.start} to {result.range.end})"
+            span = result.range.window or (result.range.start, result.range.end)
+            where = f" for {result.range.phrase} ({' to '.join(str(t)[:16] for t in span)})"
         return f"no journal entries{where}"
     blocks = []
     for hit in result.hits:
