@@ -29,7 +29,7 @@ from typing import Any
 from vault_kg.errors import KgError, StoreBusy
 
 from .dates import DateRange, resolve, resolve_timezone, today_in
-from .embedder import EmbedderSettings, embed_query, load_settings, preload, provider_kwargs
+from .embedder import EmbedderSettings, EmbedderUnavailable, embed_query, load_settings, preload, provider_kwargs, reachable
 from .journal import JOURNAL_DIRNAME, Entry, day_of, list_days, out_dir, parse_entries, write_atomic
 
 DB_NAME = "journal.db"
@@ -171,12 +171,13 @@ class JournalIndex:
 
         _skip_scipy_probe()
         self._check_not_held_elsewhere()
-        return MemSearch(
-            [str(self.journal)],
-            milvus_uri=str(self.db_path),
-            collection=COLLECTION,
-            **provider_kwargs(self.settings),
-        )
+        with reachable(self.settings):
+            return MemSearch(
+                [str(self.journal)],
+                milvus_uri=str(self.db_path),
+                collection=COLLECTION,
+                **provider_kwargs(self.settings),
+            )
 
     def _check_not_held_elsewhere(self) -> None:
         """Milvus Lite flocks `<db>/LOCK`; held while we hold kg's lock means another program."""
@@ -222,7 +223,7 @@ class JournalIndex:
         if self._mem is None:
             try:
                 self._mem = self._connect()
-            except StoreBusy:
+            except (StoreBusy, EmbedderUnavailable):
                 raise
             except Exception as exc:  # corrupt, unreadable or incompatible: rebuild from markdown
                 stats.rebuilt = f"could not open it ({_short(exc)})"
@@ -242,7 +243,8 @@ class JournalIndex:
             indexed = {Path(s).name for s in self._mem.store.indexed_sources()}
             removed = sorted(indexed - set(current))
         if changed or removed:
-            stats.chunks = asyncio.run(self._index_files(changed))
+            with reachable(self.settings):
+                stats.chunks = asyncio.run(self._index_files(changed))
             for name in removed:
                 self._mem.store.delete_by_source(self._source(name))
             self._flush()
@@ -309,7 +311,8 @@ class JournalIndex:
             filters.append(f"source in [{', '.join(_quote(self._source(n)) for n in existing)}]")
         if project:
             filters.append(f"heading like {_quote('%· ' + project)}")
-        vector = embed_query(self._mem._embedder, text)
+        with reachable(self.settings):
+            vector = embed_query(self._mem._embedder, text)
         raw = store.search(vector, query_text=text, top_k=max(limit * 3, 20), filter_expr=" and ".join(filters))
         return _hits_from_chunks(raw, limit)
 
