@@ -126,6 +126,13 @@ def test_plain_markdown_in_a_project_and_notes_outside_projects_are_allowed(worl
     assert run_decide(world, "Edit", edit(kept, "retries", "retries twice")) is None
 
 
+def test_a_vault_inside_a_project_follows_the_vault_rules(world: World) -> None:
+    world.config.write_text(world.config.read_text(encoding="utf-8") + f'[projects.monorepo]\npath = "{world.base}"\n', encoding="utf-8")
+    assert run_decide(world, "Write", write(world.vault / "notes" / "Retries.md", REPO_NOTE_TEXT)) is None
+    assert run_decide(world, "Write", write(world.vault / ".obsidian" / "x.md", REPO_NOTE_TEXT)) is None
+    assert run_decide(world, "Write", write(world.base / "docs" / "Retries.md", REPO_NOTE_TEXT)).rule == REPO_NOTE
+
+
 def test_the_off_switch_in_config_and_environment(world: World) -> None:
     target = write(world.project / "docs" / "n.md", REPO_NOTE_TEXT)
     assert run_decide(world, "Write", target) is not None

@@ -14,6 +14,7 @@ only once a markdown file in the vault or a project is about to change.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -60,9 +61,9 @@ def decide(
     if path is None or not cfg.guardrails:
         return None
     vault = vault if vault is not None else cfg.vault
-    rel = inside(path, vault) if vault is not None else None
-    if rel is not None:
-        if not rel.endswith(".md"):
+    if vault is not None and _under(path, vault):
+        rel = inside(path, vault)  # None under kg-out or a hidden folder: not a note
+        if rel is None or not rel.endswith(".md"):
             return None
         before = read_text(path)
         after = proposed_text(tool_name, tool_input, before)
@@ -119,6 +120,10 @@ def new_global_tag(rel: str, before: str | None, after: str) -> Decision | None:
         '`kg promote --suggest` lists candidates, `kg promote "LABEL"` drafts one. Keep the note in its '
         "client/project scope (the rest of this write is fine without the tag).",
     )
+
+
+def _under(path: Path, root: Path) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
 
 
 def project_of(path: Path, cfg: Config) -> tuple[str, Path] | None:
