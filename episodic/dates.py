@@ -28,11 +28,26 @@ _NUMBER_WORDS = {
 
 @dataclass(frozen=True)
 class DateRange:
-    """Inclusive range of days, with the words of the question that named it."""
+    """Inclusive range of days, with the words of the question that named it.
+
+    ``window`` narrows it to a span of wall-clock time in the user's zone ("this morning",
+    "an hour ago"): entries outside it are left out even on the range's days.
+    """
 
     start: date
     end: date
     phrase: str
+    window: tuple[datetime, datetime] | None = None
+
+    def holds(self, day: date, hhmm: str) -> bool:
+        """Whether an entry stamped ``hhmm`` on ``day`` falls in the range (and its window)."""
+        if day not in self:
+            return False
+        if self.window is None:
+            return True
+        hours, minutes = hhmm.split(":")
+        moment = datetime(day.year, day.month, day.day, int(hours), int(minutes))
+        return self.window[0] <= moment <= self.window[1]
 
     def days(self) -> list[date]:
         return [self.start + timedelta(days=i) for i in range((self.end - self.start).days + 1)]
@@ -96,6 +111,29 @@ _NUM = r"(\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")"
 _WD = "(" + "|".join(WEEKDAYS) + r")s?"
 _MON = "(" + "|".join(m for m in MONTHS) + "|" + "|".join(m[:3] for m in MONTHS) + r")\.?"
 _ISO = r"(\d{4})-(\d{2})-(\d{2})"
+
+
+PARTS_OF_DAY = {  # (first hour, last hour) of the part of the day, inclusive
+    "this morning": (0, 11),
+    "this afternoon": (12, 17),
+    "this evening": (17, 23),
+    "tonight": (17, 23),
+    "last night": (17, 23),
+}
+
+
+def _window(text: str, moment: datetime) -> tuple[datetime, datetime] | None:
+    """The wall-clock span a part of the day or "N hours ago" names (naive, in the user's zone)."""
+    text = text.strip()
+    if text in PARTS_OF_DAY:
+        first, last = PARTS_OF_DAY[text]
+        day = moment.date() - timedelta(days=text == "last night")
+        start = datetime(day.year, day.month, day.day, first)
+        return start, start.replace(hour=last, minute=59)
+    if m := re.fullmatch(_NUM + r" hours? ago", text):
+        around = moment - timedelta(hours=_count(m.group(1)))
+        return around - timedelta(hours=1), min(moment, around + timedelta(hours=1))
+    return None
 
 
 def _point(text: str, today: date) -> tuple[date, date] | None:
@@ -185,7 +223,7 @@ def _month_day(month_word: str, day_num: int, year_word: str | None, today: date
 
 _POINT_WORDS = (
     r"the day before yesterday|today|tonight|yesterday|last night|this (?:morning|afternoon|evening)"
-    rf"|{_NUM} (?:day|week|month)s? ago|(?:this|last) (?:week|weekend|month|year)"
+    rf"|{_NUM} (?:hour|day|week|month)s? ago|(?:this|last) (?:week|weekend|month|year)"
     rf"|(?:(?:last|this|on) )?{_WD}|{_ISO}|{_MON} \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?"
     rf"|\d{{1,2}}(?:st|nd|rd|th)? {_MON}(?:,? \d{{4}})?|{_MON}(?: \d{{4}})?"
 )
@@ -205,6 +243,8 @@ def resolve(question: str, *, now: datetime | None = None, tz: tzinfo | None = N
     """Split ``question`` into the date range it names (the first one) and the other words."""
     tz = tz or resolve_timezone()
     today = today_in(tz, now)
+    moment = (now.astimezone(tz) if now.tzinfo is not None else now) if now is not None else datetime.now(tz)
+    moment = moment.replace(tzinfo=None)
     text = re.sub(r"\s+", " ", question.lower()).strip()
 
     if m := _BETWEEN_RE.search(text):
@@ -223,7 +263,8 @@ def resolve(question: str, *, now: datetime | None = None, tz: tzinfo | None = N
         start = today - timedelta(days=max(days - 1, 0))
         return Resolved(DateRange(start, today, m.group(0)), _strip_span(text, *m.span()))
     for m in _POINT_RE.finditer(text):
-        point = _point(m.group(0), today)
+        window = _window(m.group(0), moment)
+        point = (window[0].date(), window[1].date()) if window else _point(m.group(0), today)
         if point:
-            return Resolved(DateRange(point[0], point[1], m.group(0)), _strip_span(text, *m.span()))
+            return Resolved(DateRange(point[0], point[1], m.group(0), window), _strip_span(text, *m.span()))
     return Resolved(None, text.strip(" ?.!"))

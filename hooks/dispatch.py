@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any, Callable
 
-EVENTS = ("session-start", "post-tool-use", "session-end", "reconcile")
-USAGE = "usage: kg hook {session-start|post-tool-use|session-end} < payload.json  (Claude Code hook protocol)"
+EVENTS = ("session-start", "pre-tool-use", "post-tool-use", "session-end", "reconcile")
+USAGE = "usage: kg hook {session-start|pre-tool-use|post-tool-use|session-end} < payload.json  (Claude Code hook protocol)"
 
 
 def read_payload(stream: Any) -> dict[str, Any]:
@@ -27,7 +27,9 @@ def read_payload(stream: Any) -> dict[str, Any]:
 
 
 def handler(event: str) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
-    if event == "post-tool-use":
+    if event == "pre-tool-use":
+        from .pre_tool_use import handle
+    elif event == "post-tool-use":
         from .post_tool_use import handle
     elif event == "session-start":
         from .session_start import handle

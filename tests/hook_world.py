@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import json
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -95,6 +96,15 @@ def session_payload(world: World, event: str, **extra: Any) -> dict[str, Any]:
         "hook_event_name": event,
         **extra,
     }
+
+
+def fake_kg(folder: Path) -> Path:
+    """An installed `kg`: a script running this interpreter's vault_kg, as pipx's entry point would."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "kg"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.entry import main; main()" "$@"\n')
+    script.chmod(0o755)
+    return script
 
 
 def wait_for(check: Callable[[], bool], timeout: float = 60.0) -> bool:

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from conftest import REPO
-from hook_world import World, make_world, session_payload
+from hook_world import World, fake_kg, make_world, session_payload
 from hooks import reconcile
 from vault_kg import __version__
 
@@ -39,15 +38,6 @@ def hook_command(event: str) -> str:
 
 def path_without_kg() -> str:
     return os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "kg").exists())
-
-
-def fake_kg(folder: Path) -> Path:
-    """An installed `kg`: a script running this interpreter's vault_kg, as pipx's entry point would."""
-    folder.mkdir(parents=True, exist_ok=True)
-    script = folder / "kg"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.entry import main; main()" "$@"\n')
-    script.chmod(0o755)
-    return script
 
 
 @pytest.fixture(scope="module")

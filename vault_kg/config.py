@@ -1,7 +1,7 @@
 """Configuration: where the vault is, how to reach Ollama, which projects are registered.
 
 Precedence, highest first: command-line flags, environment (`KG_VAULT`, `OLLAMA_HOST`,
-`KG_MODEL`, `KG_OLLAMA=off`), the working directory (inside a vault or a registered project), the config file
+`KG_MODEL`, `KG_OLLAMA=off`, `KG_GUARDRAILS=off`), the working directory (inside a vault or a registered project), the config file
 (`$KG_CONFIG`, else `$XDG_CONFIG_HOME/vault-kg/config.toml`, else `~/.config/vault-kg/config.toml`).
 """
 
@@ -40,6 +40,11 @@ brief_chars = 4000
 # A full reconcile starts in the background when the last full build is older than this.
 reconcile_days = 7
 
+[guardrails]
+# Set to false to let agents tag notes scope/global, rewrite past journal days and write
+# knowledge notes into project repositories (env: KG_GUARDRAILS=off). See docs/guardrails.md.
+enabled = true
+
 # Registered projects (each gets its own code graph). Add with `kg project add PATH`.
 [projects]
 """
@@ -55,6 +60,7 @@ class Config:
     timezone: str = ""
     brief_chars: int = 4000
     reconcile_days: int = 7
+    guardrails: bool = True
     projects: dict[str, Path] = field(default_factory=dict)
     conventions: dict[str, list[str]] = field(default_factory=dict)
 
@@ -78,6 +84,7 @@ def load_config(path: Path | None = None) -> Config:
             raise KgError(f"{path}: not valid TOML ({exc}); fix it or run `kg init --force`") from exc
     ollama = raw.get("ollama", {}) or {}
     session = raw.get("session", {}) or {}
+    guardrails = raw.get("guardrails", {}) or {}
     cfg = Config(
         path=path,
         vault=_as_path(raw.get("vault")),
@@ -87,6 +94,7 @@ def load_config(path: Path | None = None) -> Config:
         timezone=str(raw.get("timezone") or ""),
         brief_chars=int(session.get("brief_chars", 4000)),
         reconcile_days=int(session.get("reconcile_days", 7)),
+        guardrails=(guardrails.get("enabled", True) if isinstance(guardrails, dict) else guardrails) is not False,
     )
     for name, entry in (raw.get("projects") or {}).items():
         if isinstance(entry, str):
@@ -102,9 +110,15 @@ def load_config(path: Path | None = None) -> Config:
         cfg.ollama_host = os.environ["OLLAMA_HOST"]
     if os.environ.get("KG_MODEL"):
         cfg.ollama_model = os.environ["KG_MODEL"]
-    if os.environ.get("KG_OLLAMA", "").lower() in ("off", "0", "false", "no"):
+    if _off(os.environ.get("KG_OLLAMA", "")):
         cfg.ollama_enabled = False
+    if _off(os.environ.get("KG_GUARDRAILS", "")):
+        cfg.guardrails = False
     return cfg
+
+
+def _off(value: str) -> bool:
+    return value.strip().lower() in ("off", "0", "false", "no")
 
 
 def _as_path(value: object) -> Path | None:
@@ -127,6 +141,19 @@ def find_repo_upwards(start: Path) -> Path | None:
         if (folder / ".git").exists():
             return folder
     return None
+
+
+def inside(path: str | Path, root: Path) -> str | None:
+    """`path` relative to `root` (POSIX, real paths), or None when it lies outside, in kg-out, or hidden."""
+    base = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if not real.startswith(base + os.sep):
+        return None
+    rel = real[len(base) + 1 :].replace(os.sep, "/")
+    parts = rel.split("/")
+    if parts[0] == OUT_DIRNAME or any(p.startswith(".") for p in parts):
+        return None
+    return rel
 
 
 def resolve_vault(explicit: Path | None = None, cfg: Config | None = None) -> Path:
