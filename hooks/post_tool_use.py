@@ -80,7 +80,7 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
 
     scope = vault_scope(env.vault, cfg=env.cfg)
     result = run(scope, paths=[env.vault / rel])
-    after_update(scope, result, env.cfg)
+    after_update(scope, result, env.cfg, hook=True)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
     lines += [f"kg: {w}" for w in result.warnings]
     return lines

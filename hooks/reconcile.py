@@ -87,7 +87,7 @@ def handle(payload: dict[str, Any]) -> None:
             result = run(scope)
             from vault_kg.llm_worker import after_update
 
-            after_update(scope, result, cfg)
+            after_update(scope, result, cfg, hook=True)
         except Exception as exc:
             failures.append(f"{root}: {exc}")
             continue

@@ -119,7 +119,7 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
     if waited:
         from .commands.llm import finish_wait
 
-        finish_wait(waited[0], as_json, echo=not as_json)
+        finish_wait(waited[0], as_json, next(s.out for s in scopes if s.kind == "vault"), echo=not as_json)
 
 
 def _print_results(results: list[Any], verb: str) -> None:

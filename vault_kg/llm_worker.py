@@ -123,9 +123,11 @@ def _acquire(out: Path) -> Any:
 # ------------------------------------------------------------------------------- waking it
 
 
-def wake(root: Path, out: Path, force: bool = False) -> str:
+def wake(root: Path, out: Path, force: bool = False, after_exit: bool = False) -> str:
     """Start the worker unless one runs, it was stopped, or Ollama is backing off ("started",
-    "running", "stopped", "backing off"). `force` (`kg llm run`) clears the stop and back-offs."""
+    "running", "stopped", "backing off"). `force` (`kg llm run`) clears the stop and back-offs.
+    `after_exit` (hooks): the worker takes its lock at once but starts working only once this
+    process has exited, so a hook never shares the machine, or the model server, with it."""
     if running(out):
         return "running"
     now = time.time()
@@ -149,22 +151,22 @@ def wake(root: Path, out: Path, force: bool = False) -> str:
         os.replace(log, log.with_suffix(".log.1"))
     with open(log, "ab") as sink:
         subprocess.Popen(
-            [sys.executable, "-m", "vault_kg.llm_worker", str(root), str(out)],
+            [sys.executable, "-m", "vault_kg.llm_worker", str(root), str(out), *([str(os.getpid())] if after_exit else [])],
             stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
             start_new_session=True, close_fds=True, cwd=str(Path(__file__).resolve().parents[1]),
         )
     return "started"
 
 
-def after_update(scope: Any, result: Any, cfg: Any, explicit: bool = False) -> str | None:
+def after_update(scope: Any, result: Any, cfg: Any, explicit: bool = False, hook: bool = False) -> str | None:
     """What builds, updates and hooks call after `engine.run`: wake the worker when this run left
     notes pending and changed something (a no-op update never starts it), or when the user asked
-    for a build (`explicit`)."""
+    for a build (`explicit`). A `hook`'s worker waits for the hook process to exit."""
     if scope.kind != "vault" or not cfg.ollama_enabled or not result.pending:
         return None
     if not (explicit or result.extracted or result.removed):
         return None
-    return wake(scope.root, scope.out)
+    return wake(scope.root, scope.out, after_exit=hook)
 
 
 def notice(out: Path, pending: int) -> str | None:
@@ -514,11 +516,15 @@ class Worker:
         return self.extractor.cache.collect(live)
 
 
-def run_worker(root: Path, out: Path) -> int:
-    """The detached process: take the lock or leave; work; merge; release."""
+def run_worker(root: Path, out: Path, after: int | None = None) -> int:
+    """The detached process: take the lock or leave; wait for the hook that started it (`after`)
+    to exit; work; merge; release."""
     handle = _acquire(out)
     if handle is None:
         return 0
+    deadline = time.monotonic() + 120
+    while after is not None and os.getppid() == after and time.monotonic() < deadline:
+        time.sleep(0.02)
     os.nice(10)
 
     def log(line: str) -> None:
@@ -573,4 +579,4 @@ def run_worker(root: Path, out: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_worker(Path(sys.argv[1]), Path(sys.argv[2])))
+    sys.exit(run_worker(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else None))

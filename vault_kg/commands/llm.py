@@ -94,8 +94,9 @@ def wait_for_worker(scope: Any, cfg: Any, outcome: str, show: bool = True) -> di
             bar.stop()
 
 
-def finish_wait(info: dict[str, Any], as_json: bool, echo: bool = True) -> None:
-    """The last line of a wait: what is done, and the one thing to do when notes remain pending."""
+def finish_wait(info: dict[str, Any], as_json: bool, out: Path, echo: bool = True) -> None:
+    """The last line of a wait: what is done, and the one thing to do when notes remain pending
+    (said here, so the next update does not say it again)."""
     if not echo:
         pass
     elif as_json:
@@ -103,6 +104,9 @@ def finish_wait(info: dict[str, Any], as_json: bool, echo: bool = True) -> None:
     else:
         sys.stdout.write(f"model pass: {info['done']} notes done · {info['pending']} pending · {info['calls']} calls\n")
     if info["pending"] and info["last_error"]:
+        from vault_kg import llm_worker
+
+        llm_worker.update_state(out, lambda s: s.update(warned=info["last_error"]))
         raise KgError(f"model pass stopped with {info['pending']} note(s) pending: {info['last_error']}")
 
 
@@ -141,7 +145,7 @@ def register(app: typer.Typer) -> None:
             raise KgError(f"{scope.root}: not built yet; run `kg build` first")
         outcome = llm_worker.wake(scope.root, scope.out, force=True)
         if wait:
-            finish_wait(wait_for_worker(scope, cfg, outcome), as_json)
+            finish_wait(wait_for_worker(scope, cfg, outcome), as_json, scope.out)
             return
         info = {"worker": outcome, "pid": llm_worker.running(scope.out)}
         sys.stdout.write((json.dumps(info) if as_json else f"model worker: {outcome}; follow it with `kg llm status`") + "\n")
