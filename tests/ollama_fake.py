@@ -75,6 +75,7 @@ class FakeOllama:
         serial: bool = False,
         log_path: Path | None = None,
         port: int = 0,
+        echo: bool = False,
     ) -> None:
         self.fixtures = [json.loads(p.read_text()) for p in sorted(Path(fixtures_dir).glob("*.json"))]
         self.delay = delay
@@ -92,6 +93,7 @@ class FakeOllama:
         self.chars_per_token = 4.0
         self.hang_s = 10.0
         self.piece_s = 0.001  # generation time per streamed piece of 16 characters
+        self.echo = echo  # notes no fixture matches: their capitalized words as entities and relations
         self.faults: list[str] = []
         self.always: str | None = None
         self.requests: list[dict[str, Any]] = []
@@ -182,7 +184,20 @@ class FakeOllama:
             if "content" in fixture:
                 return fixture["content"]
             return json.dumps(answer)
-        return json.dumps({"relations": [], "entities": []})
+        return json.dumps(self._echo(lines) if self.echo else {"relations": [], "entities": []})
+
+    @staticmethod
+    def _echo(lines: dict[int, str]) -> dict[str, Any]:
+        """A deterministic stand-in answer: each line's capitalized words are entities, and each
+        one `uses` the next on the same line."""
+        relations: list[dict[str, Any]] = []
+        entities: dict[str, dict[str, Any]] = {}
+        for number, text in sorted(lines.items()):
+            names = list(dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z]{2,}\b", text)))
+            relations += [{"line": number, "source": a, "relation": "uses", "target": b} for a, b in zip(names, names[1:])]
+            for name in names:
+                entities.setdefault(name, {"name": name, "type": "concept"})
+        return {"relations": relations[:12], "entities": list(entities.values())[:12]}
 
     @staticmethod
     def _per_chunk(answer: dict[str, Any], lines: dict[int, str]) -> dict[str, Any]:
@@ -476,7 +491,7 @@ def main() -> None:
     parser.add_argument("--model", action="append", default=[], help="model name to serve (repeatable)")
     args = parser.parse_args()
     models = {name: DIGEST_A for name in args.model} or None
-    with FakeOllama(models=models, delay=args.delay, serial=not args.parallel, log_path=args.log, port=args.port) as fake:
+    with FakeOllama(models=models, delay=args.delay, serial=not args.parallel, log_path=args.log, port=args.port, echo=True) as fake:
         print(f"listening on {fake.url}", flush=True)
         try:
             threading.Event().wait()

@@ -535,7 +535,8 @@ def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dic
         key = (e["source"], e["target"], e["relation"])
         first = merged.get(key)
         if first is None:
-            e["key"] = e["relation"] if source_node.get("source") == owner else f"{e['relation']}@{owner}"
+            own = source_node.get("source") == owner and source_node.get("kind") != m.ENTITY  # an entity's first source depends on the vault
+            e["key"] = e["relation"] if own else f"{e['relation']}@{owner}"
             merged[key] = e
         elif first is not e:
             lines = first.setdefault("lines", [first.get("line")])
