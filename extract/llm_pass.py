@@ -45,14 +45,14 @@ class Settings:
 
     @property
     def options(self) -> dict[str, Any]:
-        from .llm import request_options
+        from .llm_prompt import request_options
 
         return request_options(self.num_ctx)
 
     def mode(self) -> dict[str, Any]:
         if not self.enabled:
             return {"enabled": False}
-        from .llm import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
+        from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
 
         return {
             "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
@@ -113,7 +113,7 @@ def annotate(ctx: Any, rel: str, data: bytes, ext: m.Extraction) -> m.Extraction
         return ext
     if s.digest is None:
         return _pending(rel, ext)
-    from .llm import chunk_key, merge_answers, plan_note
+    from .llm_prompt import chunk_key, merge_answers, plan_note
     from .llm_cache import LlmCache
 
     plan = plan_note(ext.meta.get("title") or Path(rel).stem, decode(data), s.num_ctx)
@@ -188,7 +188,7 @@ def enrich(ctx: Any) -> None:
 def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title_index: dict[str, str]) -> m.Extraction:
     """The note's extraction with its verified entities and relations (nodes and edges it owns)."""
     from .entities import canonical_name, llm_graph
-    from .llm import verify_answer
+    from .llm_prompt import verify_answer
 
     src = ext.meta["llm_src"]
     title = ext.hot("title", "") or ""

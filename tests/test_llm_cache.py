@@ -7,7 +7,7 @@ from pathlib import Path
 from llm_notes import BASIC, MODEL, long_note
 from ollama_fake import DIGEST_B, FakeOllama
 
-import extract.llm as llm
+import extract.llm_prompt as llm
 from extract.llm import OllamaExtractor, new_stats, plan_note
 from extract.llm_cache import LlmCache, cache_dir_for, cache_key, default_cache_dir
 
