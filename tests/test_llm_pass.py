@@ -192,3 +192,17 @@ def test_title_and_alias_changes_reverify_without_calls(vault: Path, monkeypatch
         assert len(fake.log) == requests, "updates never contact the model"
         drain(vault)
         assert graph(vault) == reassembled()
+
+
+def test_parallel_keeps_k_requests_in_flight(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(4):
+        (vault / f"Extra {n}.md").write_text(f"# Extra {n}\n\nExtra {n} uses Kafka.\n")
+    config = Path(load_config().path)
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[ollama]\nparallel = 2\n")
+    with FakeOllama(delay=0.3) as fake:
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        run(vault_scope(vault))
+        assert drain(vault) == "nothing pending"
+        fake.settle()
+        assert fake.max_inflight == 2 and fake.chat_calls == 6 and graph(vault)["graph"]["counts"]["pending"] == 0
