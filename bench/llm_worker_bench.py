@@ -10,7 +10,7 @@
 
 For each state, on its own copy of the vault: cold `kg build` (the build returns once graph.json
 is written; the model pass goes on in the background), no-op `kg update`, one-note `kg update`
-(median of 3), then `kg hook post-tool-use` on an edited note (median of 3) and `kg query`
+(median of 3; the no-op median of 5), then `kg hook post-tool-use` on an edited note (median of 3) and `kg query`
 (median of 3). Detached work is counted, not hidden: before each timed step the bench waits for a
 worker that is not running the model (state "not running": it starts, finds no server, records
 the back-off and exits) to finish, and says how many requests the stand-in saw during each step.
@@ -98,7 +98,7 @@ def run_state(state: str, source: Path, work: Path, delay: float) -> dict[str, o
                 time.sleep(0.1)
             figures["worker"] = "busy" if running(out) else "not running"
         seen = requests(log)
-        figures["no-op update"] = timed(env, "update", "--vault", str(vault))
+        figures["no-op update"] = statistics.median(timed(env, "update", "--vault", str(vault)) for _ in range(5))
         settle(out, busy)
         notes = sorted(vault.glob("area0*/*.md"))
         edits = []

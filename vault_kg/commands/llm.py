@@ -13,7 +13,7 @@ import typer
 from vault_kg.config import load_config
 from vault_kg.errors import KgError
 
-llm_app = typer.Typer(help="The local-model pass: a background worker asks Ollama about pending notes.", no_args_is_help=True)
+llm_app = typer.Typer(help="The local-model pass: a background worker asks Ollama about pending notes.\n\nExample: kg llm status", no_args_is_help=True)
 
 VaultOpt = typer.Option(None, "--vault", help="The vault folder (default: KG_VAULT, the enclosing vault, or the config file).")
 OutOpt = typer.Option(None, "--out", help="Artifact folder (default: <vault>/kg-out).")
