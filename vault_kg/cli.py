@@ -95,7 +95,7 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
     for scope in scopes:
         result = run(scope, paths=paths, force=force, progress=_progress_runner(True))
         results.append(result)
-        outcome = llm_worker.after_update(scope, result, cfg, explicit=verb == "built")
+        outcome = llm_worker.after_update(scope, result, cfg, explicit=verb == "built", hook=not wait)
         notice = llm_worker.notice(scope.out, result.pending) if scope.kind == "vault" and cfg.ollama_enabled else None
         if notice:
             result.notices.append(notice)

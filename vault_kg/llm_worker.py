@@ -158,10 +158,11 @@ def wake(root: Path, out: Path, force: bool = False, after_exit: bool = False) -
     return "started"
 
 
-def after_update(scope: Any, result: Any, cfg: Any, explicit: bool = False, hook: bool = False) -> str | None:
+def after_update(scope: Any, result: Any, cfg: Any, explicit: bool = False, hook: bool = True) -> str | None:
     """What builds, updates and hooks call after `engine.run`: wake the worker when this run left
     notes pending and changed something (a no-op update never starts it), or when the user asked
-    for a build (`explicit`). A `hook`'s worker waits for the hook process to exit."""
+    for a build (`explicit`). With `hook` (the default) the worker waits for this process to exit
+    before it works; a caller that then waits for the worker (`--wait`) passes False."""
     if scope.kind != "vault" or not cfg.ollama_enabled or not result.pending:
         return None
     if not (explicit or result.extracted or result.removed):
