@@ -2,9 +2,11 @@
 
     python bench/extraction_quality.py --host http://127.0.0.1:11434 --model qwen2.5:7b-instruct
 
-Runs the real pipeline (``OllamaExtractor.extract_note``: chunking, the ``ollama`` client, schema,
-retries, verification) on every ``tests/gold/*.md`` against any Ollama-compatible endpoint, with a
-fresh cache and ``keep_alive: 0`` (greedy output is only reproducible from an empty prompt cache).
+Runs the real pipeline (``OllamaExtractor.extract_note``: chunking, the ``ollama`` client, the
+streamed answer cut at the first repeated item, schema, retries, verification) on every
+``tests/gold/*.md`` against any Ollama-compatible endpoint, with a fresh cache and
+``keep_alive: 0`` (greedy output is only reproducible from an empty prompt cache). Each note's
+raw answer (before verification) is kept in the ``--json`` file, so a run can be re-scored.
 Prints precision / recall / F1 for entities and relations (untyped, directed, typed) for:
 
 - the deterministic baseline: entities = the vault's note titles, aliases and wikilink targets
@@ -19,8 +21,8 @@ plus seconds per note, model calls per note and the model's output speed.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -32,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from extract.entities import find_mention, surface_forms  # noqa: E402
-from extract.llm import OllamaExtractor, prose_lines, split_frontmatter  # noqa: E402
+from extract.llm import OllamaExtractor, prose_lines  # noqa: E402
+from extract.notes import extract_note  # noqa: E402
 from extract.scoring import METRICS, score  # noqa: E402
 from vault_kg.model import AMBIGUOUS, EXTRACTED  # noqa: E402
 
@@ -54,9 +57,9 @@ def vault_names(notes: list[tuple[str, str, dict[str, Any]]]) -> tuple[list[str]
     known: list[str] = []
     aliases: dict[str, list[str]] = {}
     for relpath, text, _ in notes:
-        title = Path(relpath).stem
-        meta, _ = split_frontmatter(text)
-        own = [str(a) for a in meta.get("aliases") or []]
+        meta = extract_note(relpath, text.encode()).meta
+        title = meta["title"]
+        own = list(meta.get("aliases") or [])
         aliases[title] = own
         known.extend([title, *own])
     return known, aliases
@@ -113,9 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         for relpath, text, gold in notes:
             t0 = time.perf_counter()
-            result = extractor.extract_note(relpath, text, hashlib.sha256(text.encode()).hexdigest(), known, aliases=aliases)
+            result = extractor.extract_note(relpath, text, alias_map=aliases)
             seconds = time.perf_counter() - t0
-            raw = (extractor.cache.get(result.cache_key) if extractor.cache and result.cache_key else None) or {"entities": [], "relations": []}
+            raw = result.raw or {"entities": [], "relations": []}
             kept = {
                 "entities": _only(result.entities, {EXTRACTED}),
                 "relations": _only(result.relations, {EXTRACTED, "INFERRED"}),
@@ -128,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             per_note.append({
                 "note": relpath, "status": result.status, "message": result.message, "seconds": round(seconds, 1),
                 "calls": result.calls, "chunks": result.chunks, "tokens_per_s": result.eval_tokens_per_s,
+                "prompt_tokens": result.prompt_tokens, "load_average": round(os.getloadavg()[0], 2),
                 "warnings": result.warnings, "raw": raw, "verified": result.to_dict(),
                 "downgraded": [r for r in result.relations if r["confidence"] != EXTRACTED],
                 "ambiguous": sum(1 for r in result.relations if r["confidence"] == AMBIGUOUS),
@@ -149,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:38}{cells}")
     pending = sum(1 for n in per_note if n["status"] != "ok")
     calls = sum(n["calls"] for n in per_note)
+    loads = [n["load_average"] for n in per_note]
     print(f"seconds per note {total / max(1, len(notes)):.1f}; model calls per note {calls / max(1, len(notes)):.2f}; "
-          f"pending notes {pending}/{len(notes)}; output speed {sum(speeds) / len(speeds) if speeds else 0:.1f} tok/s")
+          f"prompt tokens per note {sum(n['prompt_tokens'] for n in per_note) / max(1, len(notes)):.0f}; "
+          f"pending notes {pending}/{len(notes)}; output speed {sum(speeds) / len(speeds) if speeds else 0:.1f} tok/s; "
+          f"1-min load average {min(loads, default=0):.1f}-{max(loads, default=0):.1f} on {os.cpu_count()} cores")
     if args.json:
         _write_json(args, size, extractor.digest, runs, per_note, total)
     return 0

@@ -1,6 +1,10 @@
 """Generate a synthetic vault of N notes with realistic sizes, links, tags and aliases.
 
-Usage: python bench/gen_vault.py OUT_DIR [--notes 10000] [--seed 7]
+Usage: python bench/gen_vault.py OUT_DIR [--notes 10000] [--seed 7] [--realistic]
+
+`--realistic` writes documentation-like notes for the model pass: about 3,200 characters of prose
+on average (sentences naming tools, services and people), one note in twenty long (9,000 to
+15,000 characters, several sections).
 """
 
 from __future__ import annotations
@@ -24,7 +28,42 @@ def sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
-def generate(out: Path, notes: int, seed: int) -> list[Path]:
+PROPER = (
+    "Stripe Postgres Redis Kafka Semrush Sentry Docker Terraform Kubernetes Grafana Looker Airflow "
+    "Snowflake Shopify Magento OpenSearch RabbitMQ MinIO Celery Django FastAPI GitHub Jira Slack"
+).split()
+PEOPLE = ["Maria Chen", "Dana Whitfield", "Jo Lindqvist", "Marco Ruiz", "Priya Nair", "Sam Okafor"]
+VERBS = ["uses", "depends on", "replaced", "integrates with", "sends events to", "is owned by", "reads from"]
+
+
+def prose_sentence(rng: random.Random) -> str:
+    a, b = rng.sample(PROPER, 2)
+    who = rng.choice(PEOPLE)
+    forms = [
+        f"The {rng.choice(WORDS)} service {rng.choice(VERBS)} {a} for {rng.choice(WORDS)} {rng.choice(WORDS)}.",
+        f"{who} maintains the {a} {rng.choice(WORDS)} and reviews every {rng.choice(WORDS)} change.",
+        f"We moved from {a} to {b} last quarter because of {rng.choice(WORDS)} {rng.choice(WORDS)}.",
+        sentence(rng, rng.randint(10, 22)),
+    ]
+    return rng.choice(forms)
+
+
+def realistic_body(rng: random.Random, target: int) -> list[str]:
+    lines: list[str] = []
+    size = 0
+    section = 0
+    while size < target:
+        heading = f"## {rng.choice(WORDS).title()} {rng.choice(WORDS)} {section}"
+        lines += [heading, ""]
+        for _ in range(rng.randint(2, 4)):
+            paragraph = " ".join(prose_sentence(rng) for _ in range(rng.randint(3, 6)))
+            lines += [paragraph, ""]
+            size += len(paragraph) + 1
+        section += 1
+    return lines
+
+
+def generate(out: Path, notes: int, seed: int, realistic: bool = False) -> list[Path]:
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     titles = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS)} {i}" for i in range(notes)]
@@ -39,7 +78,10 @@ def generate(out: Path, notes: int, seed: int) -> list[Path]:
         if aliases:
             lines.append(f"aliases: [{aliases[0]}]")
         lines += ["---", f"# {title}", ""]
-        for h in range(rng.randint(2, 6)):
+        if realistic:
+            target = rng.randint(9000, 15000) if rng.random() < 0.05 else max(800, int(rng.gauss(2700, 800)))
+            lines += realistic_body(rng, target)
+        for h in range(0 if realistic else rng.randint(2, 6)):
             lines += [f"## Section {h} {rng.choice(WORDS)}", ""]
             for _ in range(rng.randint(2, 6)):
                 text = sentence(rng, rng.randint(8, 30))
@@ -66,8 +108,9 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--realistic", action="store_true", help="documentation-like prose of realistic length")
     args = parser.parse_args()
-    paths = generate(args.out, args.notes, args.seed)
+    paths = generate(args.out, args.notes, args.seed, args.realistic)
     size = sum(p.stat().st_size for p in paths)
     print(f"wrote {len(paths)} notes, {size / 1e6:.1f} MB, into {args.out}")
 

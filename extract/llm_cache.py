@@ -1,9 +1,11 @@
-"""On-disk cache of validated LLM extractions, so an unchanged note never costs a model call again.
+"""On-disk cache of validated model answers, one entry per chunk, so unchanged prose never costs a
+model call again.
 
-The key covers everything that can change the model's answer: the note's content hash, the model's
-digest, the prompt version, the schema version and the generation options. Entries are written
-atomically (temp file + ``os.replace``) and only after validation, so a crash or an invalid answer
-never leaves a half-written or wrong entry behind. ``collect`` drops entries no live note uses.
+The key covers everything that can change the answer: what the model sees (the chunk's prompt:
+prose, title, known names), the model's digest, the prompt version, the schema version and the
+generation options. Entries are written atomically (temp file + ``os.replace``) as each answer
+arrives, so a killed worker loses at most the call in flight, and a crash never leaves a
+half-written entry behind. ``collect`` drops entries no answered note uses.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ MODELS_FILE = "models.json"
 def default_cache_dir(scope_root: Path) -> Path:
     """Where a vault keeps its LLM cache: ``<vault>/kg-out/cache/llm/``."""
     return scope_root / "kg-out" / "cache" / "llm"
+
+
+def cache_dir_for(out: Path) -> Path:
+    """The answer cache of the scope whose artifacts live in ``out`` (``KG_LLM_CACHE`` overrides:
+    builds into other folders can share one vault's answers)."""
+    explicit = os.environ.get("KG_LLM_CACHE")
+    return Path(explicit) if explicit else Path(out) / "cache" / "llm"
 
 
 def cache_key(
@@ -104,23 +113,26 @@ class LlmCache:
                     shard.rmdir()
         return removed
 
-    def last_digest(self, model: str) -> str | None:
-        """The digest recorded when the model was last reachable (lets cached notes load offline)."""
+    def _models(self) -> dict[str, Any]:
         try:
             known = orjson.loads((self.root / MODELS_FILE).read_bytes())
         except (OSError, orjson.JSONDecodeError):
-            return None
-        value = known.get(model) if isinstance(known, dict) else None
-        return value if isinstance(value, str) else None
+            return {}
+        return known if isinstance(known, dict) else {}
 
-    def remember_digest(self, model: str, digest: str) -> None:
-        if self.last_digest(model) == digest:
+    def model_info(self, model: str) -> dict[str, Any]:
+        """``{"digest", "context_length"}`` recorded when the model last answered a preflight, so
+        the engine can compute cache keys without contacting Ollama; ``{}`` when never seen."""
+        value = self._models().get(model)
+        return value if isinstance(value, dict) and isinstance(value.get("digest"), str) else {}
+
+    def last_digest(self, model: str) -> str | None:
+        return self.model_info(model).get("digest")
+
+    def remember_model(self, model: str, digest: str, context_length: int | None) -> None:
+        entry = {"digest": digest, "context_length": context_length}
+        known = self._models()
+        if known.get(model) == entry:
             return
-        try:
-            known = orjson.loads((self.root / MODELS_FILE).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            known = {}
-        if not isinstance(known, dict):
-            known = {}
-        known[model] = digest
+        known[model] = entry
         _atomic_write(self.root / MODELS_FILE, orjson.dumps(known, option=orjson.OPT_SORT_KEYS))

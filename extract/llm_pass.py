@@ -1,158 +1,236 @@
-"""The Ollama pass as an engine pass: entities and relations on top of the deterministic graph.
+"""The model pass inside the engine: cached answers become entities and relations; no model call.
 
-`enrich` runs after extraction: it asks the model about every new or changed note and every note
-still pending, and stores the validated, verified answer in `Extraction.meta["llm"]` (so the
-deterministic extraction and the model's answer are cached together, and a `--force` rebuild hits
-the LLM cache: zero model calls for unchanged notes). `assemble` turns those answers into
-entity nodes and edges. That needs the whole vault (an entity named like a note title or alias
-*is* that note), so it runs on every assembly, over stored answers only: no model calls.
+Model calls happen in the background worker (`vault_kg.llm_worker`), never here: a build, an
+update or a hook only looks answers up. For each note read, `annotate` plans its chunks (what the
+model would see) and looks their answers up in the cache; a note with an answer for every chunk
+is "answered", any other is marked `status: pending` (and the worker picks it up). Nothing here
+touches the network: the model's digest comes from the last preflight the worker recorded; before
+the first one, every note is simply pending.
 
-Ollama down, model missing, a timeout, unusable output: one line that says what to run, the
-deterministic graph still lands, the note is marked `pending`, and the next update retries it.
+`enrich` verifies answered notes against their own lines (see `extract.verify`) and turns them
+into entity nodes and edges owned by the note. Verification and the entity-to-note mapping read
+other notes' titles and aliases, so each answered note records the canonical names it depends on;
+when the vault's title/alias tables change for one of those names, the note is verified again from
+its stored answer (no model call). That keeps an incremental graph equal to a from-scratch build
+over the same cache. `check_mode` asks for a full rebuild when the pass is turned on or off or the
+model, prompt or options change (answers are keyed on them).
 """
 
 from __future__ import annotations
 
 import hashlib
-import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from vault_kg import model as m
 
-NOTICE_LIMIT = 5
+MODE_META = "llm_mode"
+COUNTS_META = "llm_counts"
+NAMES_BLOB = "llm_names"
+DUPLICATES_BLOB = "llm_duplicates"
+
+
+@dataclass
+class Settings:
+    """What the pass needs to compute cache keys, from the config and the last preflight."""
+
+    enabled: bool
+    model: str
+    digest: str | None
+    num_ctx: int
+    cache_dir: Path
+
+    @property
+    def options(self) -> dict[str, Any]:
+        from .llm_prompt import request_options
+
+        return request_options(self.num_ctx)
+
+    def mode(self) -> dict[str, Any]:
+        if not self.enabled:
+            return {"enabled": False}
+        from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
+
+        return {
+            "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
+            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA],
+        }
+
+
+def settings(scope: Any, cfg: Any = None) -> Settings:
+    from vault_kg.config import load_config
+
+    from .llm_cache import LlmCache, cache_dir_for
+
+    cfg = cfg or load_config()
+    cache_dir = cache_dir_for(scope.out)
+    if not cfg.ollama_enabled:
+        return Settings(False, cfg.ollama_model, None, cfg.ollama_num_ctx, cache_dir)
+    info = LlmCache(cache_dir).model_info(cfg.ollama_model)
+    limit = info.get("context_length")
+    num_ctx = min(cfg.ollama_num_ctx, limit) if isinstance(limit, int) and limit > 0 else cfg.ollama_num_ctx
+    return Settings(True, cfg.ollama_model, info.get("digest"), num_ctx, cache_dir)
+
+
+def _settings(ctx: Any) -> Settings:
+    if "llm" not in ctx.state:
+        ctx.state["llm"] = settings(ctx.scope)
+    return ctx.state["llm"]
+
+
+def check_mode(scope: Any, cache: Any) -> bool:
+    """True when every note must be looked at again: the pass was turned on or off, or the model,
+    prompt or options changed. A new digest needs it only once some note holds an answer (before
+    that, no note depends on it)."""
+    if scope.kind != "vault":
+        return False
+    mode = settings(scope).mode()
+    stored = cache.get_meta(MODE_META)
+    if stored == mode:
+        return False
+    cache.set_meta(MODE_META, mode)
+    if stored is None:
+        return True
+    def without_digest(d: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in d.items() if k != "digest"}
+
+    answered = (cache.get_meta(COUNTS_META) or {}).get("answered", 0)
+    return not (without_digest(stored) == without_digest(mode) and not answered)
+
+
+def decode(data: bytes) -> str:
+    """A note's text the way the deterministic pass reads it."""
+    return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def annotate(ctx: Any, rel: str, data: bytes, ext: m.Extraction) -> m.Extraction:
+    """Look the note's chunk answers up in the cache: "answered" (verified in `enrich`) or pending."""
+    s = _settings(ctx)
+    if not s.enabled or ext.quarantine:
+        return ext
+    if s.digest is None:
+        return _pending(rel, ext)
+    from .llm_prompt import chunk_key, merge_answers, plan_note
+    from .llm_cache import LlmCache
+
+    plan = plan_note(ext.meta.get("title") or Path(rel).stem, decode(data), s.num_ctx)
+    keys = [chunk_key(prompt, s.model, s.digest, s.options) for prompt in plan.prompts]
+    cache = ctx.state.setdefault("llm_cache", LlmCache(s.cache_dir))
+    answers = [cache.get(key) for key in keys]
+    if any(a is None for a in answers):
+        return _pending(rel, ext)
+    ext.meta["llm"] = {"status": "answered", "keys": keys}
+    ext.meta["llm_src"] = {"raw": plan.raw, "answer": merge_answers(plan, answers)}
+    return ext
+
+
+def _pending(rel: str, ext: m.Extraction) -> m.Extraction:
+    ext.meta["llm"] = {"status": m.PENDING}
+    note = ext.nodes.get(m.note_id(rel))
+    if note is not None and note.get("status") == m.LIVE:
+        note["status"] = m.PENDING
+    return ext
+
+
+def name_tables(exts: dict[str, m.Extraction]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(canonical note title -> the aliases of the notes with that title, canonical title or alias
+    -> note id): what verification and the entity-to-note mapping read outside a note."""
+    from .entities import build_title_index, canonical_name
+
+    aliases: dict[str, set[str]] = {}
+    titles: dict[str, list[str]] = {}
+    for rel in sorted(exts):
+        ext = exts[rel]
+        if ext.quarantine:
+            continue
+        title = ext.hot("title", "") or ""
+        own = list(ext.hot("aliases", []) or [])
+        titles[m.note_id(rel)] = [title, *own]
+        if own:
+            aliases.setdefault(canonical_name(title), set()).update(own)
+    return {k: sorted(v) for k, v in aliases.items()}, build_title_index(titles)
+
+
+def _changed(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
+    return {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
 
 
 def enrich(ctx: Any) -> None:
-    from vault_kg.config import load_config
-
-    if ctx.scope.kind != "vault":
-        return
-    cfg = load_config()
-    if not cfg.ollama_enabled:
+    """Verify newly answered notes, and re-verify the answered notes whose names changed meaning."""
+    if ctx.scope.kind != "vault" or not _settings(ctx).enabled:
         return
     exts = ctx.extractions
-    fresh = [rel for rel in ctx.changed if not exts[rel].quarantine]
-    pending = [rel for rel, ext in sorted(exts.items()) if (ext.hot("llm") or {}).get("status") == "pending" and rel not in fresh]
-    targets = fresh + pending
-    if not targets:
+    answered: list[str] = []
+    pending = 0
+    for rel, ext in exts.items():
+        status = (ext.hot("llm") or {}).get("status")
+        if status in ("answered", "ok"):
+            answered.append(rel)
+        elif status == m.PENDING:
+            pending += 1
+    ctx.cache.set_meta(COUNTS_META, {"answered": len(answered), "pending": pending})
+    if not answered:
+        ctx.cache.put_blob(NAMES_BLOB, None)
         return
-    from .llm import OllamaExtractor
-    from .llm_cache import default_cache_dir
-
-    extractor = OllamaExtractor(cfg.ollama_host, cfg.ollama_model, cache_dir=default_cache_dir(ctx.scope.root) if ctx.scope.out == ctx.scope.root / "kg-out" else ctx.scope.out / "cache" / "llm")
-    problem = extractor.preflight()
-    if problem:
-        ctx.result.notices.append(f"{problem} — {len(targets)} note(s) marked pending; the deterministic graph is complete")
-    names = sorted({name for ext in exts.values() for name in [ext.hot("title", "")] + list(ext.hot("aliases", [])) if name})
-    aliases = {ext.hot("title", ""): list(ext.hot("aliases", [])) for ext in exts.values() if ext.hot("aliases")}
-    progress = _Progress(len(targets))
-    messages = []
-    for rel in targets:
-        ext = exts[rel]
-        try:
-            text = (ctx.scope.root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        result = extractor.extract_note(rel, text, ext.hash, names, aliases=aliases)
-        ext.meta["llm"] = result.to_dict()
-        if result.status != "ok":
-            ctx.retry = True
-            if result.message and not problem:
-                messages.append(result.message)
-        ctx.replace_extraction(rel, ext)
-        progress.step(result)
-    progress.close()
-    for message in messages[:NOTICE_LIMIT]:
-        ctx.result.notices.append(message)
-    if len(messages) > NOTICE_LIMIT:
-        ctx.result.notices.append(f"… and {len(messages) - NOTICE_LIMIT} more notes pending; `kg stats` counts them")
-    ctx.result.extra["llm"] = progress.summary()
-    if extractor.cache is not None and not ctx.retry:
-        live = [str((e.hot("llm") or {}).get("cache_key")) for e in exts.values() if (e.hot("llm") or {}).get("cache_key")]
-        extractor.cache.collect(live)
+    alias_map, title_index = name_tables(exts)
+    old = ctx.cache.get_blob(NAMES_BLOB)
+    changed = None if old is None else _changed(old[0], alias_map) | _changed(old[1], title_index)
+    for rel in sorted(answered):
+        llm = exts[rel].hot("llm")
+        if llm["status"] == "answered" or changed is None or changed.intersection(llm["names"]):
+            ctx.replace_extraction(rel, verified(rel, exts[rel], alias_map, title_index))
+    ctx.cache.put_blob(NAMES_BLOB, (alias_map, title_index))
 
 
-class _Progress:
-    """Notes done, cache hits and the model's speed, on stderr when it is a terminal."""
+def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title_index: dict[str, str]) -> m.Extraction:
+    """The note's extraction with its verified entities and relations (nodes and edges it owns)."""
+    from .entities import canonical_name, llm_graph
+    from .llm_prompt import verify_answer
 
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done = 0
-        self.hits = 0
-        self.calls = 0
-        self.pending = 0
-        self.speeds: list[float] = []
-        self.bar = None
-        if total >= 3 and sys.stderr.isatty():
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            self.bar = Progress(TextColumn("model"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("", total=total)
-
-    def step(self, result: Any) -> None:
-        self.done += 1
-        self.hits += int(result.cache_hit)
-        self.calls += result.calls
-        self.pending += int(result.status != "ok")
-        if result.eval_tokens_per_s:
-            self.speeds.append(result.eval_tokens_per_s)
-        if self.bar is not None:
-            speed = f"{self.speeds[-1]:.1f} tok/s" if self.speeds else "-"
-            self.bar.update(self.task, completed=self.done, description=f"{self.hits} cached · {speed}")
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def summary(self) -> dict[str, Any]:
-        speed = round(sum(self.speeds) / len(self.speeds), 2) if self.speeds else None
-        return {"notes": self.done, "cache_hits": self.hits, "model_calls": self.calls, "pending": self.pending, "tokens_per_s": speed}
+    src = ext.meta["llm_src"]
+    title = ext.hot("title", "") or ""
+    own = list(ext.hot("aliases", []) or [])
+    entities, relations = verify_answer(src["answer"], src["raw"], alias_map, [title, *own])
+    result = {"status": "ok", "entities": entities, "relations": relations}
+    nid = m.note_id(rel)
+    graph_nodes, graph_edges = llm_graph(rel, nid, result, title_index)
+    names = {canonical_name(e["name"]) for e in entities} | {canonical_name(n) for n in (title, *own)}
+    names |= {canonical_name(r[end]) for r in relations for end in ("source", "target")}
+    nodes = {k: v for k, v in ext.nodes.items() if v.get("kind") != m.ENTITY}
+    note = nodes.get(nid)
+    if note is not None and note.get("status") == m.PENDING:
+        nodes[nid] = {**note, "status": m.LIVE}
+    for entity_id, attrs in graph_nodes.items():
+        nodes[entity_id] = {**attrs, "shared": True, "status": m.LIVE}
+    meta = dict(ext.meta)
+    meta["llm"] = {"status": "ok", "keys": ext.hot("llm")["keys"], "names": sorted(names)}
+    meta["llm_result"] = result
+    return m.Extraction(
+        source=ext.source, hash=ext.hash, nodes=nodes,
+        edges=[e for e in ext.edges if e.get("via") != "llm"] + graph_edges,
+        refs=ext.refs, text=ext.text, quarantine=ext.quarantine, warnings=list(ext.warnings), meta=meta,
+    )
 
 
 def assemble(ctx: Any) -> None:
-    """Entity nodes, and each answered note's entity edges (owned by the note, kept with its
-    group); pending notes flagged. An entity named like a note title or alias is that note, so
-    when any title or alias changed, every answered note's edges are redone (`ctx.redo`)."""
+    """Likely duplicate entity names, listed for a human (never merged); recomputed only when the
+    set of entity names changed."""
     if ctx.scope.kind != "vault":
         return
-    exts = ctx.extractions
-    answered = [rel for rel in sorted(exts) if exts[rel].hot("llm")]
-    if not answered:
+    labels = sorted({str(a.get("label", "")) for a in ctx.nodes.values() if a.get("kind") == m.ENTITY})
+    if not labels:
         return
-    from .entities import build_title_index, likely_duplicates, llm_graph
-    titles = {m.note_id(rel): [ext.hot("title", "")] + list(ext.hot("aliases", [])) for rel, ext in exts.items() if not ext.quarantine}
-    fingerprint = hashlib.blake2b(orjson.dumps(titles, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()
-    if ctx.cache.get_meta("llm_titles") != fingerprint:
-        ctx.redo.update(answered)
-        ctx.cache.set_meta("llm_titles", fingerprint)
-    title_index = build_title_index(titles)
-    added: dict[str, dict[str, Any]] = {}
-    for rel in answered:
-        llm = exts[rel].hot("llm")
-        note = ctx.nodes.get(m.note_id(rel))
-        if llm.get("status") != "ok":
-            if note is not None and note.get("status") == m.LIVE:
-                note["status"] = m.PENDING
-            continue
-        nodes, edges = llm_graph(rel, m.note_id(rel), llm, title_index)
-        for nid, attrs in nodes.items():
-            if nid in ctx.nodes and nid not in added:
-                continue
-            if nid in added:
-                added[nid].setdefault("sources", []).append(rel)
-            else:
-                node = dict(attrs)
-                node.setdefault("source", rel)
-                node["sources"] = [rel]
-                node.setdefault("status", m.LIVE)
-                added[nid] = node
-        if edges:
-            ctx.owned_edges.setdefault(rel, []).extend(edges)
-    ctx.nodes.update(added)
-    entity_names = sorted({a.get("label", "") for a in added.values()})
-    duplicates = likely_duplicates(entity_names)
+    digest = hashlib.blake2b(orjson.dumps(labels), digest_size=12).hexdigest()
+    last = ctx.cache.get_blob(DUPLICATES_BLOB)
+    if last is not None and last[0] == digest:
+        duplicates = last[1]
+    else:
+        from .entities import likely_duplicates
+
+        duplicates = [list(d) for d in likely_duplicates(labels)]
+        ctx.cache.put_blob(DUPLICATES_BLOB, (digest, duplicates))
     if duplicates:
-        ctx.result.extra.setdefault("graph_attrs", {})["likely_duplicates"] = [list(d) for d in duplicates]
+        ctx.result.extra.setdefault("graph_attrs", {})["likely_duplicates"] = duplicates

@@ -3,7 +3,8 @@
 A vault `.md` gets an incremental update of that one note; a file in a registered project gets
 an update of that file's code graph, then one line per anchored vault note that the edit just
 made dirty. Anything else returns at once, before any heavy import. Concurrent hooks queue
-behind the scope's lock inside `engine.run`.
+behind the scope's lock inside `engine.run`. The model never runs here: an edited note is marked
+pending and the background model worker is woken (started when none runs; never waited for).
 """
 
 from __future__ import annotations
@@ -75,7 +76,11 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
     from vault_kg.engine import run
     from vault_kg.scopes import vault_scope
 
-    result = run(vault_scope(env.vault, cfg=env.cfg), paths=[env.vault / rel])
+    from vault_kg.llm_worker import after_update
+
+    scope = vault_scope(env.vault, cfg=env.cfg)
+    result = run(scope, paths=[env.vault / rel])
+    after_update(scope, result, env.cfg, hook=True)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
     lines += [f"kg: {w}" for w in result.warnings]
     return lines

@@ -84,7 +84,10 @@ def handle(payload: dict[str, Any]) -> None:
         root = Path(target["root"])
         try:
             scope = vault_scope(root, cfg=cfg) if target["kind"] == "vault" else project_scope(target["name"], cfg)
-            run(scope)
+            result = run(scope)
+            from vault_kg.llm_worker import after_update
+
+            after_update(scope, result, cfg, hook=True)
         except Exception as exc:
             failures.append(f"{root}: {exc}")
             continue

@@ -26,14 +26,15 @@ import LeakedLibrary
 
 
 def long_note() -> str:
-    """Six sections of about 400 characters each: over the 1500-character chunk budget."""
+    """Six sections, about 10,000 characters of prose: over the 8,000 that make a note long."""
     lines = ["# Services FIXTURE-long", "", "## Alpha", "", "Alpha Service uses Kafka for events."]
     filler = "This paragraph describes operational details at some length. " * 6
     for name in ["Beta", "Gamma", "Delta", "Epsilon"]:
-        lines += ["", f"## {name}", "", f"The {name} section. " + filler]
+        lines += ["", f"## {name}"]
+        for n in range(5):
+            lines += ["", f"The {name} section, part {n}. " + filler]
     lines += ["", "## Zeta", ""]
-    while len(lines) < 39:
-        lines.append("More words about the zeta service and how it is run.")
+    lines += ["More words about the zeta service and how it is run."] * 4
     lines.append("Zeta Service depends on Postgres for storage.")
     return "\n".join(lines) + "\n"
 

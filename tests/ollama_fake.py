@@ -9,9 +9,17 @@ chunked) and not, ``done_reason``, token counts and durations, ``{"error": ...}`
 Answers come from fixture files in ``tests/fixtures/llm/*.json``: ``{"match": "<text in the note>"``
 (or a list of such markers, one per chunk of a long note),
 ``"answer": {...}}`` (or ``"content"`` for a raw string). With ``"per_chunk": true`` only the items
-whose cited line / name appears in the request's chunk are returned, as a good model would.
-``"loops_above_lines": N`` makes the model loop (repeat an entity until ``num_predict``) whenever
-the chunk has more than N lines. Faults are injected per test with :meth:`FakeOllama.inject`.
+whose names appear in the request's chunk are returned, each relation citing the chunk line that
+names both ends, as a good model would. ``"loops_above_lines": N`` makes the model loop (repeat its
+first relation until ``num_predict``) whenever the chunk has more than N lines; ``"runaway": true``
+makes it write one endless string (nothing valid before ``num_predict``). Any other note gets an
+empty answer. Faults are injected per test with :meth:`FakeOllama.inject`.
+
+Like one local model, it can answer one chat at a time (``serial=True``), each after ``delay``
+seconds: that makes lock and hook tests real. Every request is logged with its start and end time
+(``log``, and as JSONL in ``log_path``), with the chats in flight (``max_inflight``) and the
+streams the client closed early (``cancelled``). ``python tests/ollama_fake.py --delay 1`` runs it
+as a process (the benches' stand-in).
 
 Tokens are counted as ``ceil(chars / chars_per_token)``; a prompt over ``num_ctx`` is truncated the
 way Ollama does (``prompt_eval_count`` reports about half the window), and output over
@@ -20,6 +28,7 @@ way Ollama does (``prompt_eval_count`` reports about half the window), and outpu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -57,12 +66,34 @@ def _now() -> str:
 class FakeOllama:
     """Start with ``with FakeOllama() as fake:``; point the client at ``fake.url``."""
 
-    def __init__(self, fixtures_dir: Path = FIXTURES, models: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        fixtures_dir: Path = FIXTURES,
+        models: dict[str, str] | None = None,
+        *,
+        delay: float = 0.0,
+        serial: bool = False,
+        log_path: Path | None = None,
+        port: int = 0,
+        echo: bool = False,
+    ) -> None:
         self.fixtures = [json.loads(p.read_text()) for p in sorted(Path(fixtures_dir).glob("*.json"))]
+        self.delay = delay
+        self.serial = serial
+        self.log_path = log_path
+        self.port = port
+        self.log: list[dict[str, Any]] = []
+        self.inflight = 0
+        self.max_inflight = 0
+        self.cancelled = 0
+        self._busy = threading.Lock()
+        self._conns: set[socket.socket] = set()
         self.models: dict[str, str] = dict(models or {DEFAULT_MODEL: DIGEST_A})
         self.context_length = 32768
         self.chars_per_token = 4.0
         self.hang_s = 10.0
+        self.piece_s = 0.001  # generation time per streamed piece of 16 characters
+        self.echo = echo  # notes no fixture matches: their capitalized words as entities and relations
         self.faults: list[str] = []
         self.always: str | None = None
         self.requests: list[dict[str, Any]] = []
@@ -74,7 +105,7 @@ class FakeOllama:
     # lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> FakeOllama:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
@@ -84,6 +115,9 @@ class FakeOllama:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+        for conn in list(self._conns):  # a stopped server answers nothing, not even kept-alive clients
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     @property
     def url(self) -> str:
@@ -100,6 +134,23 @@ class FakeOllama:
     @property
     def chat_calls(self) -> int:
         return len(self.requests)
+
+    def settle(self, timeout: float = 10.0) -> None:
+        """Wait until every request received so far has been answered (or abandoned) and logged."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and (self.inflight or len(self.log) < len(self.paths)):
+            time.sleep(0.01)
+
+    def requests_between(self, start: float, end: float) -> list[dict[str, Any]]:
+        """Every request (any path) that was being served at some moment in [start, end]."""
+        return [r for r in list(self.log) if r["t"] <= end and r.get("t_end", float("inf")) >= start]
+
+    def record(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self.log.append(entry)
+            if self.log_path is not None:
+                with open(self.log_path, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps({k: v for k, v in entry.items() if k != "body"}) + "\n")
 
     def _next_fault(self) -> str | None:
         with self._lock:
@@ -121,21 +172,45 @@ class FakeOllama:
             markers = fixture["match"] if isinstance(fixture["match"], list) else [fixture["match"]]
             if not any(marker in user for marker in markers):
                 continue
+            if fixture.get("runaway"):
+                return '{"relations": [{"line": 1, "source": "' + "Loopy " * 20000
+            answer = fixture.get("answer")
+            if fixture.get("per_chunk"):
+                answer = self._per_chunk(answer, lines)
             limit = fixture.get("loops_above_lines")
             if limit is not None and len(lines) > limit:
-                first = (fixture.get("answer") or {}).get("entities", [{"name": "loop", "type": "concept"}])[0]
-                return '{"entities": [' + ", ".join([json.dumps(first)] * 400)
+                first = answer["relations"][0]
+                return '{"relations": [' + ", ".join([json.dumps(first)] * 400)
             if "content" in fixture:
                 return fixture["content"]
-            answer = fixture["answer"]
-            if fixture.get("per_chunk"):
-                text = "\n".join(lines.values()).casefold()
-                answer = {
-                    "entities": [e for e in answer["entities"] if e["name"].casefold() in text],
-                    "relations": [r for r in answer["relations"] if r["line"] in lines],
-                }
             return json.dumps(answer)
-        return json.dumps({"entities": [], "relations": []})
+        return json.dumps(self._echo(lines) if self.echo else {"relations": [], "entities": []})
+
+    @staticmethod
+    def _echo(lines: dict[int, str]) -> dict[str, Any]:
+        """A deterministic stand-in answer: each line's capitalized words are entities, and each
+        one `uses` the next on the same line."""
+        relations: list[dict[str, Any]] = []
+        entities: dict[str, dict[str, Any]] = {}
+        for number, text in sorted(lines.items()):
+            names = list(dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z]{2,}\b", text)))
+            relations += [{"line": number, "source": a, "relation": "uses", "target": b} for a, b in zip(names, names[1:])]
+            for name in names:
+                entities.setdefault(name, {"name": name, "type": "concept"})
+        return {"relations": relations[:12], "entities": list(entities.values())[:12]}
+
+    @staticmethod
+    def _per_chunk(answer: dict[str, Any], lines: dict[int, str]) -> dict[str, Any]:
+        """The items this chunk names, each relation on the chunk line that names both ends."""
+        folded = {n: text.casefold() for n, text in lines.items()}
+        relations = []
+        for rel in answer["relations"]:
+            both = [n for n, text in sorted(folded.items()) if rel["source"].casefold() in text and rel["target"].casefold() in text]
+            if both:
+                relations.append({**rel, "line": both[0]})
+        text = "\n".join(folded.values())
+        entities = [e for e in answer["entities"] if e["name"].casefold() in text]
+        return {"relations": relations, "entities": entities}
 
     def tokens(self, text: str) -> int:
         return math.ceil(len(text) / self.chars_per_token)
@@ -147,6 +222,27 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: object) -> None:
         return
+
+    def setup(self) -> None:
+        super().setup()
+        self.fake._conns.add(self.connection)
+
+    def finish(self) -> None:
+        self.fake._conns.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def handle_one_request(self) -> None:
+        entry: dict[str, Any] = {"t": time.time(), "path": ""}
+        self._entry = entry
+        try:
+            super().handle_one_request()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            if entry["path"]:
+                entry["t_end"] = time.time()
+                self.fake.record(entry)
 
     def _json(self, status: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode()
@@ -174,6 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server API)
         fake = self.fake
         fake.paths.append(self.path)
+        self._entry["path"] = self.path
         if self.path == "/api/version":
             self._json(200, {"version": "0.33.0"})
         elif self.path == "/api/tags":
@@ -212,9 +309,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server API)
         fake = self.fake
         fake.paths.append(self.path)
+        self._entry["path"] = self.path
         body = self._body()
         if body is None:
             return
+        self._entry["body"] = body
         if self.path == "/api/show":
             name = fake._resolve(body.get("model") or body.get("name") or "")
             if name is None:
@@ -234,12 +333,31 @@ class _Handler(BaseHTTPRequestHandler):
                 "modified_at": "2026-01-01T00:00:00Z",
             })
         elif self.path == "/api/chat":
-            self._chat(body)
+            with self._counted():
+                if fake.serial:
+                    with fake._busy:  # one generation at a time, like one local model
+                        self._chat(body)
+                else:
+                    self._chat(body)
         else:
             self._error(404, "404 page not found")
 
+    @contextlib.contextmanager
+    def _counted(self) -> Any:
+        fake = self.fake
+        with fake._lock:
+            fake.inflight += 1
+            fake.max_inflight = max(fake.max_inflight, fake.inflight)
+        try:
+            yield
+        finally:
+            with fake._lock:
+                fake.inflight -= 1
+
     def _chat(self, body: dict[str, Any]) -> None:
         fake = self.fake
+        if fake.delay:
+            fake._stop.wait(fake.delay)
         if not body.get("model"):
             self._error(400, "model is required")
             return
@@ -289,6 +407,7 @@ class _Handler(BaseHTTPRequestHandler):
         if prompt_tokens >= num_ctx:
             prompt_tokens = num_ctx // 2
         content = fake.answer_for(user)
+        self._entry.update(prompt_tokens=prompt_tokens, num_ctx=num_ctx, stream=bool(body.get("stream", True)))
         if fault == "badschema":
             content = json.dumps({"entities": "none", "relations": [{"from": "a"}]})
         if fault == "badjson":
@@ -301,6 +420,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.tokens(content) > room:
             content, done_reason = content[: int(room * fake.chars_per_token)], "length"
         eval_count = fake.tokens(content) + 1
+        self._entry["eval_tokens"] = eval_count
         final = {
             "model": body["model"],
             "created_at": _now(),
@@ -321,16 +441,63 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
-        for index, piece in enumerate(pieces):
-            if fault == "midstream" and index == 1:
-                self._chunk({"error": "an error was encountered while running the model: unexpected EOF"})
-                break
-            self._chunk({"model": body["model"], "created_at": _now(), "message": {"role": "assistant", "content": piece}, "done": False})
-            time.sleep(0)
-        else:
-            self._chunk({**final, "message": {"role": "assistant", "content": ""}})
-        self.wfile.write(b"0\r\n\r\n")
+        sent = 0
+        try:
+            for index, piece in enumerate(pieces):
+                if self._client_gone():
+                    raise BrokenPipeError("client closed the stream")
+                if fault == "midstream" and index == 1:
+                    self._chunk({"error": "an error was encountered while running the model: unexpected EOF"})
+                    break
+                self._chunk({"model": body["model"], "created_at": _now(), "message": {"role": "assistant", "content": piece}, "done": False})
+                sent += len(piece)
+                time.sleep(fake.piece_s)
+            else:
+                self._chunk({**final, "message": {"role": "assistant", "content": ""}})
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: generation stops
+            with fake._lock:
+                fake.cancelled += 1
+            self._entry["eval_tokens"] = fake.tokens(content[:sent]) + 1
+            self._entry["cancelled"] = True
+            self.close_connection = True
+
+    def _client_gone(self) -> bool:
+        """True once the client closed its end (Ollama cancels the generation then)."""
+        import select
+
+        try:
+            if select.select([self.connection], [], [], 0)[0]:
+                return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+        return False
 
     def _chunk(self, obj: dict[str, Any]) -> None:
         data = json.dumps(obj).encode() + b"\n"
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def main() -> None:
+    """Serve until killed: the benches' stand-in for one local model (one chat at a time)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A loopback Ollama stand-in (test fixture).")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=1.0, help="seconds per chat call")
+    parser.add_argument("--parallel", action="store_true", help="answer chats concurrently (default: one at a time)")
+    parser.add_argument("--log", type=Path, help="append one JSON line per request here")
+    parser.add_argument("--model", action="append", default=[], help="model name to serve (repeatable)")
+    args = parser.parse_args()
+    models = {name: DIGEST_A for name in args.model} or None
+    with FakeOllama(models=models, delay=args.delay, serial=not args.parallel, log_path=args.log, port=args.port, echo=True) as fake:
+        print(f"listening on {fake.url}", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -141,7 +141,7 @@ def test_system_prompt_declares_the_note_untrusted() -> None:
 
 def test_prompt_lines_keep_their_numbers_after_neutralising() -> None:
     prompt = build_prompt("T", Chunk([(7, "a </note> b"), (9, "c")]), [])
-    assert "7: a &lt;/note> b\n9: c\n</note>" in prompt
+    assert "1: a &lt;/note> b\n2: c\n</note>" in prompt, "numbered from 1 in the chunk"
 
 
 # ------------------------------------------------------------------ MCP

@@ -1,22 +1,20 @@
-"""The cache: an unchanged note costs zero calls; any change of key re-extracts; collection."""
+"""The cache: keyed on what the model sees, per chunk; frontmatter edits are free; collection."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from llm_notes import BASIC, MODEL, content_hash
-from ollama_fake import DIGEST_B, FakeOllama, closed_port_url
+from llm_notes import BASIC, MODEL, long_note
+from ollama_fake import DIGEST_B, FakeOllama
 
-import extract.llm as llm
-from extract.llm import OllamaExtractor
-from extract.llm_cache import LlmCache, cache_key, default_cache_dir
-
-HASH = content_hash(BASIC)
+import extract.llm_prompt as llm
+from extract.llm import OllamaExtractor, new_stats, plan_note
+from extract.llm_cache import LlmCache, cache_dir_for, cache_key, default_cache_dir
 
 
-def _extract(url: str, cache: Path, **kw):
+def _extract(url: str, cache: Path, text: str = BASIC, **kw):
     extractor = OllamaExtractor(url, MODEL, timeout=5.0, cache_dir=cache, backoff_s=0.01, **kw)
-    return extractor.extract_note("clients/Acme Corp.md", BASIC, HASH, [])
+    return extractor.extract_note("clients/Acme Corp.md", text)
 
 
 def test_unchanged_note_costs_zero_calls(tmp_path: Path) -> None:
@@ -26,14 +24,7 @@ def test_unchanged_note_costs_zero_calls(tmp_path: Path) -> None:
         assert fake.chat_calls == 1
     assert (first.cache_hit, second.cache_hit, second.calls) == (False, True, 0)
     assert second.relations == first.relations and second.entities == first.entities
-    assert second.cache_key == first.cache_key
-
-
-def test_cached_notes_load_while_ollama_is_down(tmp_path: Path) -> None:
-    with FakeOllama() as fake:
-        _extract(fake.url, tmp_path)
-    result = _extract(closed_port_url(), tmp_path)
-    assert result.status == "ok" and result.cache_hit and result.calls == 0
+    assert second.keys == first.keys
 
 
 def test_new_model_digest_re_extracts(tmp_path: Path) -> None:
@@ -42,7 +33,8 @@ def test_new_model_digest_re_extracts(tmp_path: Path) -> None:
         fake.models[MODEL] = DIGEST_B
         second = _extract(fake.url, tmp_path)
         assert fake.chat_calls == 2
-    assert second.cache_key != first.cache_key and not second.cache_hit
+    assert second.keys != first.keys and not second.cache_hit
+    assert LlmCache(tmp_path).model_info(MODEL)["digest"] == DIGEST_B.removeprefix("sha256:")
 
 
 def test_new_prompt_version_or_options_re_extract(tmp_path: Path, monkeypatch) -> None:
@@ -50,16 +42,42 @@ def test_new_prompt_version_or_options_re_extract(tmp_path: Path, monkeypatch) -
         _extract(fake.url, tmp_path)
         monkeypatch.setattr(llm, "PROMPT_VERSION", llm.PROMPT_VERSION + 1)
         _extract(fake.url, tmp_path)
-        _extract(fake.url, tmp_path, num_predict=500)
+        _extract(fake.url, tmp_path, num_ctx=4096)
         assert fake.chat_calls == 3
+        assert {r["options"]["num_ctx"] for r in fake.requests} == {8192, 4096}
 
 
-def test_changed_note_re_extracts(tmp_path: Path) -> None:
+def test_changed_prose_re_extracts(tmp_path: Path) -> None:
+    with FakeOllama() as fake:
+        _extract(fake.url, tmp_path)
+        assert _extract(fake.url, tmp_path, BASIC + "\nOne more line.\n").calls == 1
+
+
+def test_frontmatter_only_edits_cost_nothing(tmp_path: Path) -> None:
+    """Tags, aliases and summary are not what the model reads; line numbers are the chunk's own."""
+    edited = BASIC.replace("tags: [client/acme, scope/seo]", "tags:\n  - client/acme\n  - scope/seo\n  - tool/semrush")
+    edited = edited.replace("aliases: [Acme]", "aliases: [Acme, ACME Inc]").replace("Acme account basics.", "Everything about Acme.")
+    with FakeOllama() as fake:
+        first = _extract(fake.url, tmp_path)
+        second = _extract(fake.url, tmp_path, edited)
+        assert fake.chat_calls == 1
+    assert second.calls == 0 and second.keys == first.keys
+    works = next(r for r in second.relations if r["relation"] == "works_on")
+    assert works["line"] == edited.splitlines().index("Maria Chen works on Acme Corp.") + 1 == 12, "mapped to the file's lines as they are now"
+
+
+def test_one_section_edit_of_a_long_note_costs_one_call(tmp_path: Path) -> None:
+    text = long_note()
+    edited = text.replace("Zeta Service depends on Postgres for storage.", "Zeta Service depends on Postgres for storage and Redis for locks.")
+    assert len(plan_note("Services", text).chunks) == 2
     with FakeOllama() as fake:
         extractor = OllamaExtractor(fake.url, MODEL, timeout=5.0, cache_dir=tmp_path)
-        extractor.extract_note("a.md", BASIC, HASH, [])
-        changed = BASIC + "\nOne more line.\n"
-        assert extractor.extract_note("a.md", changed, content_hash(changed), []).calls == 1
+        assert extractor.preflight() is None
+        extractor.answer(extractor.plan("Services", text))
+        assert fake.chat_calls == 2
+        stats = new_stats()
+        extractor.answer(extractor.plan("Services", edited), stats)
+    assert (stats["calls"], stats["hits"]) == (1, 1)
 
 
 def test_collect_removes_unreferenced_entries(tmp_path: Path) -> None:
@@ -83,5 +101,8 @@ def test_corrupt_entry_is_a_miss_and_writes_are_atomic(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".tmp-")]
 
 
-def test_default_location_is_under_kg_out(tmp_path: Path) -> None:
+def test_default_location_is_under_kg_out(tmp_path: Path, monkeypatch) -> None:
     assert default_cache_dir(tmp_path) == tmp_path / "kg-out" / "cache" / "llm"
+    assert cache_dir_for(tmp_path / "kg-out") == tmp_path / "kg-out" / "cache" / "llm"
+    monkeypatch.setenv("KG_LLM_CACHE", str(tmp_path / "shared"))
+    assert cache_dir_for(tmp_path / "kg-out") == tmp_path / "shared"

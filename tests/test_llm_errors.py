@@ -6,13 +6,11 @@ from pathlib import Path
 
 import ollama
 import pytest
-from llm_notes import BASIC, MODEL, content_hash
+from llm_notes import ALWAYS_LOOP, BASIC, MODEL
 from ollama_fake import DIGEST_A, FakeOllama, closed_port_url
 
-from extract.llm import OllamaExtractor
+from extract.llm import ModelDown, NoteFailed, OllamaExtractor, new_stats, plan_note
 from extract.llm_cache import LlmCache
-
-HASH = content_hash(BASIC)
 
 
 def _extractor(url: str, cache: Path, **kw) -> OllamaExtractor:
@@ -30,8 +28,8 @@ def _assert_pending(result, cache: Path, *phrases: str) -> None:
     assert LlmCache(cache).keys() == set()
 
 
-def _run(extractor: OllamaExtractor):
-    return extractor.extract_note("clients/Acme Corp.md", BASIC, HASH, [])
+def _run(extractor: OllamaExtractor, text: str = BASIC):
+    return extractor.extract_note("clients/Acme Corp.md", text)
 
 
 def test_ollama_down_says_run_ollama_serve(tmp_path: Path) -> None:
@@ -58,13 +56,22 @@ def test_model_name_matching_follows_ollama(tmp_path: Path) -> None:
         assert _extractor(fake.url, tmp_path, model="Qwen2.5-Coder").preflight() is None
 
 
-def test_model_removed_mid_run_404_stops_calling(tmp_path: Path) -> None:
+def test_model_removed_mid_run_is_model_down(tmp_path: Path) -> None:
     with FakeOllama() as fake:
         extractor = _extractor(fake.url, tmp_path)
+        assert extractor.preflight() is None
         fake.inject("404")
-        _assert_pending(_run(extractor), tmp_path, "ollama pull")
-        second = extractor.extract_note("other.md", BASIC + "x", content_hash(BASIC + "x"), [])
-        assert second.status == "pending" and second.calls == 0 and fake.chat_calls == 1
+        with pytest.raises(ModelDown, match="ollama pull"):
+            extractor.answer(plan_note("Acme Corp", BASIC))
+        assert fake.chat_calls == 1
+
+
+def test_server_gone_mid_run_is_model_down(tmp_path: Path) -> None:
+    with FakeOllama() as fake:
+        extractor = _extractor(fake.url, tmp_path)
+        assert extractor.preflight() is None
+    with pytest.raises(ModelDown, match="ollama serve"):
+        extractor.answer(plan_note("Acme Corp", BASIC))
 
 
 def test_400_is_not_retried(tmp_path: Path) -> None:
@@ -89,7 +96,7 @@ def test_transient_failure_then_success(tmp_path: Path, fault: str) -> None:
         fake.inject(fault)
         result = _run(_extractor(fake.url, tmp_path))
         assert result.status == "ok" and result.calls == 2 and fake.chat_calls == 2
-        assert LlmCache(tmp_path).keys() == {result.cache_key}
+        assert LlmCache(tmp_path).keys() == set(result.keys) and len(result.keys) == 1
 
 
 def test_hang_times_out_and_stays_pending(tmp_path: Path) -> None:
@@ -100,14 +107,14 @@ def test_hang_times_out_and_stays_pending(tmp_path: Path) -> None:
         assert result.calls == 2
 
 
-def test_three_failed_notes_in_a_row_stop_the_run(tmp_path: Path) -> None:
-    with FakeOllama() as fake:
-        fake.always = "500"
-        extractor = _extractor(fake.url, tmp_path, retries=0)
-        for n in range(3):
-            assert extractor.extract_note(f"n{n}.md", f"note {n}", str(n), []).calls == 1
-        fourth = extractor.extract_note("n4.md", "note 4", "4", [])
-        assert fourth.status == "pending" and fourth.calls == 0 and "in a row" in fourth.message
+def test_note_time_budget_stops_a_slow_model(tmp_path: Path) -> None:
+    with FakeOllama(delay=0.4) as fake:
+        extractor = _extractor(fake.url, tmp_path, note_budget_s=0.2)
+        assert extractor.preflight() is None
+        plan = plan_note("Acme Corp", BASIC)
+        with pytest.raises(NoteFailed, match="time budget"):
+            extractor.answer(plan, new_stats())
+    assert LlmCache(tmp_path).keys() == set()
 
 
 @pytest.mark.parametrize(
@@ -117,31 +124,32 @@ def test_three_failed_notes_in_a_row_stop_the_run(tmp_path: Path) -> None:
 def test_invalid_output_is_not_cached(tmp_path: Path, fault: str, phrase: str) -> None:
     with FakeOllama() as fake:
         fake.always = fault
-        _assert_pending(_run(_extractor(fake.url, tmp_path)), tmp_path, phrase)
-
-
-def test_length_stop_on_every_try_is_pending(tmp_path: Path) -> None:
-    with FakeOllama() as fake:
-        fake.always = "length"
         result = _run(_extractor(fake.url, tmp_path))
-        _assert_pending(result, tmp_path, "num_predict")
-        assert result.calls >= 2  # the whole note, then a smaller chunk
+        _assert_pending(result, tmp_path, phrase)
+        assert result.calls == 1, "re-asking cannot help a model that does not speak the schema"
 
 
-def test_length_stop_once_recovers_on_smaller_chunks(tmp_path: Path) -> None:
+def test_answer_cut_at_num_predict_keeps_its_complete_items(tmp_path: Path) -> None:
     with FakeOllama() as fake:
         fake.inject("length")
         result = _run(_extractor(fake.url, tmp_path))
-        assert result.status == "ok" and result.calls == 3
+        assert result.status == "ok" and result.calls == 1
+        assert 0 < len(result.raw["relations"]) < 6
         assert any("num_predict" in w for w in result.warnings)
 
 
-def test_truncated_prompt_is_detected(tmp_path: Path) -> None:
-    """Dense text (1 char per token): the server truncates; the reported count gives it away."""
+def test_nothing_before_num_predict_is_pending(tmp_path: Path) -> None:
     with FakeOllama() as fake:
-        fake.chars_per_token = 1.0
+        result = _extractor(fake.url, tmp_path).extract_note("clients/Acme Corp.md", ALWAYS_LOOP)
+        _assert_pending(result, tmp_path, "num_predict")
+
+
+def test_truncated_prompt_is_detected(tmp_path: Path) -> None:
+    """Text far denser than any tokenizer: the server truncates; the reported count gives it away."""
+    with FakeOllama() as fake:
+        fake.chars_per_token = 0.1
         result = _run(_extractor(fake.url, tmp_path))
-        _assert_pending(result, tmp_path, "prompt truncated")
+        _assert_pending(result, tmp_path, "did not fit num_ctx")
 
 
 def test_midstream_error_line_raises_in_the_client() -> None:

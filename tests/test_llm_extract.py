@@ -7,11 +7,14 @@ from pathlib import Path
 import httpx
 import ollama
 
-from llm_notes import ALWAYS_LOOP, BASIC, LOOP, MODEL, REPEATS, content_hash, long_note
+from llm_notes import ALWAYS_LOOP, BASIC, LOOP, MODEL, REPEATS, long_note
 from ollama_fake import FakeOllama
 
 from extract.llm_cache import LlmCache
-from extract.llm import ENTITY_TYPES, MAX_ENTITIES, MAX_RELATIONS, RELATIONS, SEED, OllamaExtractor
+from extract.llm import (
+    ENTITY_TYPES, EXTRACTION_SCHEMA, MAX_ENTITIES, MAX_RELATIONS, NUM_PREDICT, RELATIONS, SEED, SYSTEM_PROMPT,
+    OllamaExtractor, largest_answer, plan_note,
+)
 from vault_kg.model import AMBIGUOUS, EXTRACTED, INFERRED
 
 
@@ -28,14 +31,14 @@ def _rel(result, source: str, relation: str, target: str) -> dict:
 
 def test_request_is_the_documented_call(tmp_path: Path) -> None:
     with FakeOllama() as fake:
-        result = _extractor(fake.url, tmp_path).extract_note("clients/Acme Corp.md", BASIC, content_hash(BASIC), ["Maria Chen", "Semrush"])
+        result = _extractor(fake.url, tmp_path).extract_note("clients/Acme Corp.md", BASIC)
         request = fake.requests[0]
     assert result.status == "ok" and result.calls == 1 and not result.cache_hit
-    assert request["stream"] is False and request["think"] is False
+    assert request["stream"] is True and request["think"] is False
     options = request["options"]
-    assert options["temperature"] == 0 and options["seed"] == SEED
-    assert options["num_ctx"] >= 2048 and options["num_ctx"] % 1024 == 0
+    assert options == {"temperature": 0, "seed": SEED, "num_ctx": 8192, "num_predict": NUM_PREDICT}
     schema = request["format"]
+    assert list(schema["properties"]) == ["relations", "entities"], "relations first: entities are only the names they leave out"
     assert schema["properties"]["entities"]["maxItems"] == MAX_ENTITIES
     assert schema["properties"]["relations"]["maxItems"] == MAX_RELATIONS
     assert schema["properties"]["entities"]["items"]["properties"]["type"]["enum"] == list(ENTITY_TYPES)
@@ -44,22 +47,34 @@ def test_request_is_the_documented_call(tmp_path: Path) -> None:
     assert result.eval_tokens_per_s and result.eval_tokens_per_s > 0
 
 
+def test_num_predict_is_the_largest_legal_answer() -> None:
+    name = "x" * EXTRACTION_SCHEMA["properties"]["relations"]["items"]["properties"]["source"]["maxLength"]
+    relation = {"line": 9999, "source": name, "relation": "integrates_with", "target": name}
+    entity = {"name": name, "type": "organization"}
+    import json
+
+    biggest = json.dumps({"relations": [relation] * MAX_RELATIONS, "entities": [entity] * MAX_ENTITIES})
+    assert largest_answer(EXTRACTION_SCHEMA) == NUM_PREDICT == len(biggest)
+    assert len(SYSTEM_PROMPT) < 1000, "a short system prompt: the schema carries the format"
+
+
 def test_prompt_delimits_note_and_leaves_out_code_frontmatter_urls(tmp_path: Path) -> None:
+    text = BASIC.replace("Maria Chen works on Acme Corp.", "[[people/Maria Chen|Maria]] works on [[Acme Corp]].")
     with FakeOllama() as fake:
-        _extractor(fake.url, tmp_path).extract_note("clients/Acme Corp.md", BASIC, content_hash(BASIC), ["Maria Chen", "Nobody Here"])
+        _extractor(fake.url, tmp_path).extract_note("clients/Acme Corp.md", text)
         system, user = (m["content"] for m in fake.requests[0]["messages"])
     assert "untrusted" in system
     assert user.count("<note>") == 1 and user.rstrip().endswith("</note>")
     assert "LeakedLibrary" not in user and "summary:" not in user and "client/acme" not in user
     assert "http" not in user and "secret-url" not in user
-    assert "9: Maria Chen works on Acme Corp." in user  # FILE line numbers, frontmatter counted
-    assert "KNOWN NAMES: Maria Chen" in user and "Nobody Here" not in user
+    assert "3: Maria works on Acme Corp." in user, "lines numbered from 1 in the chunk: frontmatter edits move nothing"
+    assert "KNOWN NAMES: Acme Corp; Maria Chen" in user, "the names the chunk's own links give"
     assert "NOTE TITLE: Acme Corp" in user
 
 
 def test_relations_are_verified_with_file_line_numbers(tmp_path: Path) -> None:
     with FakeOllama() as fake:
-        result = _extractor(fake.url, tmp_path).extract_note("clients/Acme Corp.md", BASIC, content_hash(BASIC), [])
+        result = _extractor(fake.url, tmp_path).extract_note("clients/Acme Corp.md", BASIC)
     works = _rel(result, "Maria Chen", "works_on", "Acme Corp")
     assert (works["confidence"], works["score"], works["line"]) == (EXTRACTED, 1.0, 9)
     uses = _rel(result, "Acme Corp", "uses", "Semrush")  # "Acme" is the note's own alias
@@ -69,48 +84,70 @@ def test_relations_are_verified_with_file_line_numbers(tmp_path: Path) -> None:
     assert flipped["confidence"] == INFERRED and "reversed" in flipped["check"]
     assert _rel(result, "Maria Chen", "owns", "Semrush")["confidence"] == AMBIGUOUS
     assert not any(r["source"] == "it" for r in result.relations)
-    assert "it" not in {e["name"] for e in result.entities}
-    assert {e["name"]: e["line"] for e in result.entities}["Semrush"] == 10
+    names = {e["name"]: e for e in result.entities}
+    assert "it" not in names
+    assert names["Semrush"]["line"] == 10 and names["Semrush"]["type"] == "tool"
+    assert names["OpenSearch"]["type"] == "concept", "a relation end the model did not list again gets the neutral type"
 
 
 def test_long_note_is_split_by_headings(tmp_path: Path) -> None:
     text = long_note()
+    plan = plan_note("Services", text)
     with FakeOllama() as fake:
-        result = _extractor(fake.url, tmp_path).extract_note("Services.md", text, content_hash(text), [])
+        result = _extractor(fake.url, tmp_path).extract_note("Services.md", text)
         users = [r["messages"][1]["content"] for r in fake.requests]
-    assert result.status == "ok" and result.calls == len(users) >= 2 and result.chunks == len(users)
-    assert all(len(u) < 2200 for u in users)
+    assert len(plan.chunks) == 2 and sum(c.chars for c in plan.chunks) > 8000
+    assert result.status == "ok" and result.calls == len(users) == result.chunks == 2
+    assert all(len(u) < 8400 for u in users)
     assert sum("## Zeta" in u for u in users) == 1
     assert _rel(result, "Alpha Service", "uses", "Kafka")["line"] == 5
     zeta = _rel(result, "Zeta Service", "depends_on", "Postgres")
-    assert zeta["line"] == 40 and zeta["confidence"] == EXTRACTED
+    assert zeta["line"] == text.splitlines().index("Zeta Service depends on Postgres for storage.") + 1
+    assert zeta["confidence"] == EXTRACTED
 
 
-def test_loop_is_retried_on_smaller_chunks(tmp_path: Path) -> None:
+def test_ordinary_notes_are_one_chunk() -> None:
+    text = "# Big\n\n" + "\n\n".join(f"Paragraph {i} about the Payments API and its retries. " * 14 for i in range(10))
+    assert 7000 < len(text) < 8000 and len(plan_note("Big", text).chunks) == 1
+
+
+def test_loop_stops_at_the_first_repeat_keeping_what_came_before(tmp_path: Path) -> None:
     with FakeOllama() as fake:
-        result = _extractor(fake.url, tmp_path).extract_note("Infra.md", LOOP, content_hash(LOOP), [])
+        result = _extractor(fake.url, tmp_path).extract_note("Infra.md", LOOP)
+        fake.settle()
         requests = list(fake.requests)
+        cancelled = fake.cancelled
     assert result.status == "ok"
-    assert result.calls == len(requests) == 3  # whole note loops, then two halves
-    assert any("looping" in w for w in result.warnings)
+    assert result.calls == len(requests) == 1, "no re-ask: something valid came back"
+    assert cancelled == 1, "the stream was closed at the repeat, not read to num_predict"
+    assert any("repeated" in w for w in result.warnings)
+    assert [(r["source"], r["target"]) for r in result.relations] == [("Hermes", "RabbitMQ")]
     assert _rel(result, "Hermes", "uses", "RabbitMQ")["confidence"] == EXTRACTED
-    assert _rel(result, "Atlas", "uses", "MinIO")["line"] == 8
 
 
-def test_endless_loop_leaves_note_pending_and_uncached(tmp_path: Path) -> None:
+def test_nothing_valid_leaves_note_pending_and_uncached(tmp_path: Path) -> None:
     with FakeOllama() as fake:
-        result = _extractor(fake.url, tmp_path).extract_note("Loopy.md", ALWAYS_LOOP, content_hash(ALWAYS_LOOP), [])
-    assert result.status == "pending"
-    assert "looping" in result.message and result.message.startswith("Loopy.md: ")
+        result = _extractor(fake.url, tmp_path).extract_note("Loopy.md", ALWAYS_LOOP)
+    assert result.status == "pending" and result.calls == 1, "two lines: too short to ask again in halves"
+    assert "num_predict" in result.message and result.message.startswith("Loopy.md: ")
     assert result.entities == [] and LlmCache(tmp_path).keys() == set()
 
 
-def test_repeated_items_in_valid_json_are_deduplicated_when_chunk_is_minimal(tmp_path: Path) -> None:
+def test_nothing_valid_on_a_longer_chunk_is_asked_again_in_halves(tmp_path: Path) -> None:
+    text = "FIXTURE-always-loop: Loopy is a tool.\nIt loops.\n\nIt also has a second paragraph.\nAnd a third line.\n"
     with FakeOllama() as fake:
-        result = _extractor(fake.url, tmp_path).extract_note("Echo.md", REPEATS, content_hash(REPEATS), [])
+        result = _extractor(fake.url, tmp_path).extract_note("Loopy.md", text)
+        users = [r["messages"][1]["content"] for r in fake.requests]
+    assert result.status == "pending" and result.calls == 2, "the whole chunk, then its first half (still nothing): stop"
+    assert "FIXTURE-always-loop" in users[1] and "third line" not in users[1]
+
+
+def test_repeated_items_are_deduplicated(tmp_path: Path) -> None:
+    with FakeOllama() as fake:
+        result = _extractor(fake.url, tmp_path).extract_note("Echo.md", REPEATS)
     assert result.status == "ok" and result.calls == 1
-    assert [e["name"] for e in result.entities] == ["Echo", "Delta"]
-    assert any("de-duplicated" in w for w in result.warnings)
+    assert {e["name"] for e in result.entities} == {"Echo", "Delta"}, "the item after the repeat (Gamma) is not read"
+    assert any("repeated" in w for w in result.warnings)
 
 
 def test_streaming_wire_format_of_the_fake(tmp_path: Path) -> None:
@@ -124,3 +161,26 @@ def test_streaming_wire_format_of_the_fake(tmp_path: Path) -> None:
     assert all(not p.done for p in parts[:-1]) and parts[-1].done and parts[-1].done_reason == "stop"
     assert parts[-1].prompt_eval_count and parts[-1].eval_count and parts[-1].eval_duration
     assert "Maria Chen" in "".join(p.message.content for p in parts)
+
+
+def test_fake_serves_one_chat_at_a_time_with_a_delay() -> None:
+    import threading
+    import time
+
+    with FakeOllama(delay=0.3, serial=True) as fake:
+        client = ollama.Client(host=fake.url, timeout=5)
+
+        def ask() -> None:
+            client.chat(model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=False)
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=ask) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - started
+    chats = [r for r in fake.log if r["path"] == "/api/chat"]
+    assert elapsed >= 0.9 and fake.max_inflight == 3 and len(chats) == 3
+    ends = sorted(r["t_end"] for r in chats)
+    assert all(b - a >= 0.29 for a, b in zip(ends, ends[1:])), "answers come one delay apart"

@@ -8,6 +8,11 @@ the report, brief.json and the cache's query tables (nodes, edges, full-text doc
 
 CI runs a bounded number of hypothesis examples (about a minute); `KG_SOAK_SECONDS=N` adds a
 soak that runs random sequences for N seconds and prints every divergence it finds.
+
+With the model pass on (`test_incremental_equals_from_scratch_with_the_model_pass`), the
+operations include `answer`: the worker's loop runs in-process against the loopback stand-in and
+merges its answers through its short updates; the from-scratch build shares the answer cache, so
+it sees the same answers, and the two graphs must still be identical.
 """
 
 from __future__ import annotations
@@ -73,7 +78,14 @@ def update_args(scope: Scope, touched: list[Path], mode: int) -> list[Path] | No
 
 def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> None:
     op, side, mode, seed = step
-    touched = apply_op(world, op, side, random.Random(seed))
+    if op == "answer":
+        from vault_kg import llm_worker
+        from vault_kg.config import load_config
+
+        llm_worker.Worker(vs.root, vs.out, load_config()).drain()
+        touched: list[Path] = []
+    else:
+        touched = apply_op(world, op, side, random.Random(seed))
     scope, other = (vs, cs) if side == "vault" else (cs, vs)
     run(scope, paths=update_args(scope, touched, mode))
     run(other)
@@ -89,13 +101,16 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
 AfterStep = Callable[[World, Scope, Scope, Step, Path], None]
 
 
-def check_sequence(seed: int, steps: list[Step], after_step: AfterStep | None = None) -> int:
+def check_sequence(seed: int, steps: list[Step], after_step: AfterStep | None = None, model_url: str | None = None) -> int:
     """Replay one sequence in a fresh temp folder; return the number of steps checked.
 
-    `after_step` adds checks of its own once a step's scopes have been compared with scratch."""
+    `after_step` adds checks of its own once a step's scopes have been compared with scratch. With
+    `model_url`, the model pass is on and every scope shares one answer cache."""
     base = Path(tempfile.mkdtemp(prefix="kg-prop-", dir=FAST_TMP))
-    saved = os.environ.get("KG_CONFIG")
+    saved = {k: os.environ.get(k) for k in ("KG_CONFIG", "KG_OLLAMA", "OLLAMA_HOST", "KG_LLM_CACHE")}
     os.environ["KG_CONFIG"] = str(base / "config.toml")  # one config (project registry) per sequence
+    if model_url:
+        os.environ.update(KG_OLLAMA="on", OLLAMA_HOST=model_url, KG_LLM_CACHE=str(base / "answers"))
     try:
         world, vs, cs = make_world(base, seed)
         for step in steps:
@@ -104,10 +119,11 @@ def check_sequence(seed: int, steps: list[Step], after_step: AfterStep | None = 
                 after_step(world, vs, cs, step, base)
         return len(steps)
     finally:
-        if saved is None:
-            os.environ.pop("KG_CONFIG", None)
-        else:
-            os.environ["KG_CONFIG"] = saved
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -118,6 +134,29 @@ step_strategy = st.tuples(st.sampled_from(OPS), st.sampled_from(["vault", "code"
 @given(seed=st.integers(0, 2**20), steps=st.lists(step_strategy, min_size=1, max_size=8))
 def test_incremental_equals_from_scratch(seed: int, steps: list[Step]) -> None:
     check_sequence(seed, steps, after_step=links_match_oracle)
+
+
+model_step = st.tuples(st.sampled_from(OPS + ("answer", "answer")), st.sampled_from(["vault", "vault", "code"]), st.integers(0, len(MODES) - 1), st.integers(0, 2**20))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+@given(seed=st.integers(0, 2**20), steps=st.lists(model_step, min_size=1, max_size=7))
+def test_incremental_equals_from_scratch_with_the_model_pass(fake_model: str, seed: int, steps: list[Step]) -> None:
+    """Model-pass operations (issue 14/20): answers merged by the worker, edits before and after."""
+    check_sequence(seed, [("answer", "vault", 0, 0), *steps], model_url=fake_model)
+
+
+@pytest.fixture(scope="module")
+def fake_model():
+    from ollama_fake import FakeOllama
+
+    with FakeOllama(echo=True) as fake:
+        fake.piece_s = 0.0
+        yield fake.url
+
+
+def test_model_answers_survive_renames_and_alias_changes(fake_model: str) -> None:
+    check_sequence(5, [("answer", "vault", 0, 0), ("rename", "vault", 1, 11), ("answer", "vault", 0, 0), ("alias_resolves", "vault", 0, 3), ("edit_frontmatter", "vault", 1, 4), ("answer", "vault", 0, 0), ("delete", "vault", 2, 9), ("restore", "vault", 0, 1)], model_url=fake_model)
 
 
 # ------------------------------------------------------------------ shrunk counterexamples, replayed

@@ -97,13 +97,24 @@ def _progress_runner(total_hint: bool):
     return callback
 
 
-def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, as_json: bool, verb: str) -> None:
+def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, as_json: bool, verb: str, wait: bool = False) -> None:
+    from . import llm_worker
     from .engine import run
 
+    cfg = cfgmod.load_config()
     results = []
+    waited: list[dict[str, Any]] = []
     for scope in scopes:
         result = run(scope, paths=paths, force=force, progress=_progress_runner(True))
         results.append(result)
+        outcome = llm_worker.after_update(scope, result, cfg, explicit=verb == "built", hook=not wait)
+        notice = llm_worker.notice(scope.out, result.pending) if scope.kind == "vault" and cfg.ollama_enabled else None
+        if notice:
+            result.notices.append(notice)
+        if wait and scope.kind == "vault" and cfg.ollama_enabled:
+            from .commands.llm import wait_for_worker
+
+            waited.append(wait_for_worker(scope, cfg, outcome or "idle"))
         for notice in result.notices:
             sys.stderr.write(f"kg: {notice}\n")
         for rel, reason in result.quarantined:
@@ -116,8 +127,16 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
         if scope.kind == "code" and paths:
             _report_dirty_notes(scope, result.extracted + result.removed)
     if as_json:
-        emit([r.as_dict() for r in results], True, str)
-        return
+        emit([{**r.as_dict(), **({"model_pass": waited[0]} if waited and r.kind == "vault" else {})} for r in results], True, str)
+    else:
+        _print_results(results, verb)
+    if waited:
+        from .commands.llm import finish_wait
+
+        finish_wait(waited[0], as_json, next(s.out for s in scopes if s.kind == "vault"), echo=not as_json)
+
+
+def _print_results(results: list[Any], verb: str) -> None:
     for r in results:
         unit = "notes" if r.kind == "vault" else "files"
         unresolved = "unresolved" if r.kind == "vault" else "unresolved refs"
@@ -149,15 +168,20 @@ def build(
     out: Optional[Path] = OutOpt,
     scope: Optional[list[str]] = ScopeOpt,
     force: bool = typer.Option(False, "--force", help="Re-extract every file, ignoring the cache."),
+    wait: bool = typer.Option(False, "--wait", help="Also wait for the background model pass, with a progress bar (notes/min, ETA)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Build a scope's graph: kg-out/graph.json, GRAPH_REPORT.md, graph.html.
 
+    The deterministic graph lands first; a background worker then asks the local model about the
+    notes it marks pending (see `kg llm status`).
+
     \b
     Example: kg build --vault ~/vault
+    Example: kg build --vault ~/vault --wait  # and wait for the model pass, with a progress bar
     Example: kg build --scope payments  # a registered repository (or `kg build` inside it)
     """
-    _run_scopes(scopes_from(scope, vault, out), None, force, as_json, "built")
+    _run_scopes(scopes_from(scope, vault, out), None, force, as_json, "built", wait)
 
 
 @app.command()

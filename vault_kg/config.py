@@ -33,6 +33,13 @@ host = "{host}"
 model = "{model}"
 # Set to false to build only the deterministic graph, without calling a model.
 enabled = true
+# Requests kept in flight by the background worker (match OLLAMA_NUM_PARALLEL on the server).
+parallel = 1
+# The context window of every call (one value per run: Ollama reloads the model when it changes).
+num_ctx = 8192
+# Seconds to wait for one call, and the most one note may take before it is retried later.
+timeout = 600
+note_budget_s = 1800
 
 [session]
 # Hard cap on what the session-start hook injects into the agent's context, in characters.
@@ -57,6 +64,10 @@ class Config:
     ollama_host: str = DEFAULT_OLLAMA_HOST
     ollama_model: str = DEFAULT_MODEL
     ollama_enabled: bool = True
+    ollama_parallel: int = 1
+    ollama_num_ctx: int = 8192
+    ollama_timeout: float = 600.0
+    ollama_note_budget_s: float = 1800.0
     timezone: str = ""
     brief_chars: int = 4000
     reconcile_days: int = 7
@@ -91,6 +102,10 @@ def load_config(path: Path | None = None) -> Config:
         ollama_host=str(ollama.get("host") or DEFAULT_OLLAMA_HOST),
         ollama_model=str(ollama.get("model") or DEFAULT_MODEL),
         ollama_enabled=bool(ollama.get("enabled", True)),
+        ollama_parallel=_bounded(ollama, "parallel", 1, 1, 64, path),
+        ollama_num_ctx=_bounded(ollama, "num_ctx", 8192, 2048, 1 << 20, path),
+        ollama_timeout=float(_bounded(ollama, "timeout", 600, 1, 86400, path)),
+        ollama_note_budget_s=float(_bounded(ollama, "note_budget_s", 1800, 1, 7 * 86400, path)),
         timezone=str(raw.get("timezone") or ""),
         brief_chars=int(session.get("brief_chars", 4000)),
         reconcile_days=int(session.get("reconcile_days", 7)),
@@ -119,6 +134,13 @@ def load_config(path: Path | None = None) -> Config:
 
 def _off(value: str) -> bool:
     return value.strip().lower() in ("off", "0", "false", "no")
+
+
+def _bounded(table: dict, key: str, default: int, low: int, high: int, path: Path) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise KgError(f"{path}: [ollama] {key} = {value!r} is not a number from {low} to {high}; fix it")
+    return int(value)
 
 
 def _as_path(value: object) -> Path | None:

@@ -34,7 +34,14 @@ from .scopes import Scope
 Progress = Callable[[str, int, int], None]
 
 # Feature passes, imported lazily per scope kind. A module may define any of:
-#   enrich(ctx)         after extraction, before resolution (the Ollama pass: model answers)
+#   check_mode(scope, cache) -> bool
+#                       before anything is read: True when an input outside the files changed in
+#                       a way that needs every source extracted again (the model pass: turned on
+#                       or off, another model, prompt or options)
+#   annotate(ctx, rel, data, extraction) -> extraction
+#                       for each file read, before it is cached (the model pass: cached answers
+#                       found for the note, or the note marked pending; never a model call)
+#   enrich(ctx)         after extraction, before resolution (the model pass: verification)
 #   assemble(ctx)       after the nodes are folded, before edge groups are finalized: may add
 #                       nodes to `ctx.nodes` and edges owned by files to `ctx.owned_edges`
 #                       (kept with their owner's group, so it must give every owner's edges on
@@ -64,6 +71,7 @@ class PassContext:
     redo: set[str] = field(default_factory=set)
     deps: dict[str, list[int]] = field(default_factory=dict)
     retry: bool = False
+    state: dict[str, Any] = field(default_factory=dict)
 
     def replace_extraction(self, rel: str, extraction: m.Extraction) -> None:
         """For `enrich` passes: swap in an enriched extraction, persist it, and mark it changed."""
@@ -176,19 +184,22 @@ def relpath_in(scope: Scope, path: Path) -> str | None:
         return rel.as_posix()
 
 
-def run(scope: Scope, paths: list[Path] | None = None, force: bool = False, progress: Progress | None = None) -> RunResult:
-    """Bring the scope's artifacts up to date with its files."""
+def run(scope: Scope, paths: list[Path] | None = None, force: bool = False, progress: Progress | None = None, refresh: bool = False) -> RunResult:
+    """Bring the scope's artifacts up to date with its files.
+
+    `refresh` re-reads the named `paths` even when they did not change (the model worker merges
+    the notes it answered this way: their cached answers are looked up again)."""
     started = time.perf_counter()
     collecting = gc.isenabled()
     gc.disable()  # bulk unpickling and assembly create millions of objects; cyclic GC only slows it
     try:
-        return _run(scope, paths, force, progress, started)
+        return _run(scope, paths, force, progress, started, refresh and paths is not None)
     finally:
         if collecting:
             gc.enable()
 
 
-def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress | None, started: float) -> RunResult:
+def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress | None, started: float, refresh: bool) -> RunResult:
     adapter = adapter_for(scope.kind)
     layout = store.Layout(scope.out)
     store.ensure_out(scope.out)
@@ -201,7 +212,7 @@ def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress
             result.notices.append(f"{layout.cache_db}: cache unreadable or from another version; rebuilding from the files")
         try:
             cache.begin()
-            _run_locked(scope, adapter, layout, cache, paths, force, progress, result)
+            _run_locked(scope, adapter, layout, cache, paths, force, progress, result, refresh)
             cache.commit()
         except BaseException:
             cache.rollback()
@@ -214,10 +225,11 @@ def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress
 
 def _run_locked(
     scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache,
-    paths: list[Path] | None, force: bool, progress: Progress | None, result: RunResult,
+    paths: list[Path] | None, force: bool, progress: Progress | None, result: RunResult, refresh: bool = False,
 ) -> None:
     stats = cache.stats()
-    rebuild_all = force or not stats
+    mode_changed = any([check(scope, cache) for check in passes(scope.kind, "check_mode")])
+    rebuild_all = force or not stats or mode_changed
     if rebuild_all:
         paths = None  # an empty or recreated cache: the whole scope, whatever files were named
     full_listing = paths is None
@@ -241,7 +253,7 @@ def _run_locked(
                 removed.append(rel)
             continue
         known = stats.get(rel)
-        if rebuild_all or known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
+        if rebuild_all or refresh or known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
             to_read.append((rel, st))
     removed = sorted(set(removed))
     artifacts_ok = _artifacts_current(layout, cache)
@@ -250,16 +262,18 @@ def _run_locked(
         _fill_counts(result, cache)
         return
 
-    _assemble_and_write(scope, adapter, layout, cache, stats, to_read, removed, force, rebuild_all, artifacts_ok, outside_changed, full_listing, progress, result)
+    _assemble_and_write(scope, adapter, layout, cache, stats, to_read, removed, force, rebuild_all, artifacts_ok, outside_changed, full_listing, progress, result, refresh)
 
 
 def _assemble_and_write(
     scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache, stats: KnownSources,
     to_read: list[tuple[str, os.stat_result]], removed: list[str], force: bool, rebuild_all: bool, artifacts_ok: bool, outside_changed: bool,
-    full_listing: bool, progress: Progress | None, result: RunResult,
+    full_listing: bool, progress: Progress | None, result: RunResult, refresh: bool = False,
 ) -> None:
     extractions, per_source = cache.load_all()
     previous: dict[str, m.Extraction | None] = {}
+    ctx = PassContext(scope, layout, cache, extractions, result.extracted, removed, result, force)
+    annotators = passes(scope.kind, "annotate")
     total = len(to_read)
     for done, (rel, st) in enumerate(to_read, 1):
         if progress:
@@ -275,10 +289,12 @@ def _assemble_and_write(
         if data is not None:
             digest = hashlib.sha256(data).hexdigest()
             known = stats.get(rel)
-            if not rebuild_all and known is not None and known[2] == digest and rel in extractions:
+            if not rebuild_all and not refresh and known is not None and known[2] == digest and rel in extractions:
                 cache.touch_source(rel, st.st_size, st.st_mtime_ns)
                 continue
             extraction = adapter.extract(rel, data)
+            for annotate in annotators:
+                extraction = annotate(ctx, rel, data, extraction)
         else:
             extraction = m.Extraction(source=rel, hash="unreadable", quarantine=reason, nodes=_unreadable_node(scope, rel, reason))
         previous[rel] = extractions.get(rel)
@@ -293,7 +309,6 @@ def _assemble_and_write(
     result.sources = len(extractions)
 
     fresh = list(result.extracted)
-    ctx = PassContext(scope, layout, cache, extractions, result.extracted, removed, result, force)
     for enrich in passes(scope.kind, "enrich"):
         enrich(ctx)
     for rel in ctx.changed:
@@ -550,7 +565,8 @@ def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dic
         key = (e["source"], e["target"], e["relation"])
         first = merged.get(key)
         if first is None:
-            e["key"] = e["relation"] if source_node.get("source") == owner else f"{e['relation']}@{owner}"
+            own = source_node.get("source") == owner and source_node.get("kind") != m.ENTITY  # an entity's first source depends on the vault
+            e["key"] = e["relation"] if own else f"{e['relation']}@{owner}"
             merged[key] = e
         elif first is not e:
             lines = first.setdefault("lines", [first.get("line")])

@@ -93,7 +93,7 @@ def lint(scope: Scope) -> dict[str, Any]:
     try:
         from extract.entities import likely_duplicates  # type: ignore[import-not-found]
 
-        names = sorted({str(ent.get("name", "")) for e in extractions.values() for ent in (e.meta.get("llm") or {}).get("entities", []) if ent.get("name")})
+        names = sorted({str(ent.get("name", "")) for e in extractions.values() for ent in (e.meta.get("llm_result") or {}).get("entities", []) if ent.get("name")})
         advice = [{"a": a, "b": b, "reason": r} for a, b, r in likely_duplicates(names)]
     except ImportError:
         pass

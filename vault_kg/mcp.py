@@ -322,7 +322,11 @@ def remember_note(scope: Scope, relpath: str, summary: str, tags: list[str], bod
     if store.Layout(scope.out).cache_db.exists():
         from .engine import run
 
+        from .config import load_config
+        from .llm_worker import after_update
+
         outcome = run(scope, paths=[target])
+        after_update(scope, outcome, load_config(), hook=False)  # a long-lived server: start now
         indexed = True
         notices = outcome.notices
     where = f"wrote {rel}" + (f", anchored to {anchored.get('note') or anchored['project'] + ':' + anchored['locator']}" if anchored else "")

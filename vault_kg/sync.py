@@ -385,11 +385,17 @@ def _update_graph(repo: Repo, scope: Any) -> dict[str, Any]:
     except (OSError, ValueError, AttributeError):
         seen = None
     known = bool(seen) and repo.git("cat-file", "-e", f"{seen}^{{commit}}", check=False).returncode == 0
+    from .config import load_config
+    from .llm_worker import after_update
+
     if not known or not store.Layout(scope.out).cache_db.exists():
-        result = run(scope).as_dict()
+        outcome = run(scope)
     else:
         notes = [rel for rel in _changed_between(repo, seen, now) if _is_note(rel)]
-        result = run(scope, paths=[scope.root / rel for rel in notes]).as_dict() if notes else {"scope": scope.name, "extracted": [], "removed": []}
+        outcome = run(scope, paths=[scope.root / rel for rel in notes]) if notes else None
+    result = outcome.as_dict() if outcome is not None else {"scope": scope.name, "extracted": [], "removed": []}
+    if outcome is not None:
+        after_update(scope, outcome, load_config())
     if now:
         atomic_write(state_path, json.dumps({"head": now}).encode("utf-8"))
     return result
