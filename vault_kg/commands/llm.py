@@ -228,5 +228,5 @@ def register(app: typer.Typer) -> None:
             )
         typer.echo(f"{result.calls} model calls, {result.eval_tokens_per_s or 0:.1f} tok/s")
 
-    app.command("llm-check", hidden=True, help="Same as `kg llm check`.\n\nExample: kg llm-check")(llm_check)
-    app.command("llm-extract", hidden=True, help="Same as `kg llm extract`.\n\nExample: kg llm-extract NOTE.md")(llm_extract)
+    app.command("llm-check", hidden=True, help="Same as `kg llm check`.\n\nExample: kg llm-check --model qwen2.5:7b-instruct")(llm_check)
+    app.command("llm-extract", hidden=True, help="Same as `kg llm extract`.\n\nExample: kg llm-extract \"clients/Acme Corp.md\" --model qwen2.5:7b-instruct")(llm_extract)
