@@ -230,12 +230,7 @@ class OllamaExtractor:
         """The whole pipeline for one note (plan, answer, merge, verify); never raises for Ollama
         trouble. ``title`` / ``aliases`` default to what the deterministic pass reads in the note;
         ``alias_map`` maps other notes' titles to their aliases, for verification."""
-        if title is None or aliases is None:
-            from .notes import extract_note as deterministic
-
-            meta = deterministic(relpath, text.encode()).meta
-            title = meta.get("title") or PurePosixPath(relpath).stem if title is None else title
-            aliases = list(meta.get("aliases", [])) if aliases is None else aliases
+        title, aliases = note_identity(relpath, text, title, aliases)
         base = NoteLlmResult(status=PENDING, model=self.model)
         problem = self.preflight()
         if problem:
@@ -251,9 +246,7 @@ class OllamaExtractor:
             base.calls = stats["calls"]
             return base
         merged = merge_answers(plan, answers)
-        amap = {canonical_name(k): list(v) for k, v in (alias_map or {}).items()}
-        amap.setdefault(canonical_name(title), []).extend(aliases)
-        entities, relations = verify_answer(merged, plan.raw, amap, [title, *aliases])
+        entities, relations = verify_note(merged, plan.raw, title, aliases, alias_map)
         base.status = OK
         base.entities, base.relations, base.raw = entities, relations, merged
         base.calls, base.chunks, base.prompt_tokens = stats["calls"], len(plan.chunks), stats["prompt_tokens"]
@@ -382,6 +375,27 @@ class OllamaExtractor:
         if not (isinstance(whole, dict) and isinstance(whole.get("relations", []), list) and isinstance(whole.get("entities", []), list)) or invalid:
             raise NoteFailed("model answered JSON not matching the schema; check that the model supports structured output")
         return cleaned
+
+
+def note_identity(relpath: str, text: str, title: str | None = None, aliases: list[str] | None = None) -> tuple[str, list[str]]:
+    """The note's title and aliases as the deterministic pass reads them (unless given)."""
+    if title is None or aliases is None:
+        from .notes import extract_note as deterministic
+
+        meta = deterministic(relpath, text.encode()).meta
+        title = meta.get("title") or PurePosixPath(relpath).stem if title is None else title
+        aliases = list(meta.get("aliases", [])) if aliases is None else aliases
+    return title, aliases
+
+
+def verify_note(
+    merged: dict[str, Any], raw: dict[int, str], title: str, aliases: list[str], alias_map: dict[str, list[str]] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Verified entities and relations of one note's merged answer (also re-run on stored answers
+    by ``bench/extraction_quality.py --rescore``)."""
+    amap = {canonical_name(k): list(v) for k, v in (alias_map or {}).items()}
+    amap.setdefault(canonical_name(title), []).extend(aliases)
+    return verify_answer(merged, raw, amap, [title, *aliases])
 
 
 def new_stats() -> dict[str, Any]:
