@@ -131,6 +131,11 @@ def query(
     return _render_query(question, ordered, set(seed_keys), scored, via, by_name, terms, budget, multi=len(views) > 1)
 
 
+def estimate_tokens(text: str) -> int:
+    """The token estimate every budget in kg uses: about four characters a token, rounded up."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
 def _render_query(
     question: str,
     ordered: list[tuple[str, str]],
@@ -142,43 +147,108 @@ def _render_query(
     budget: int,
     multi: bool,
 ) -> dict[str, Any]:
-    limit_chars = budget * CHARS_PER_TOKEN
+    """Fit the whole printed answer (hits, edges block, truncation notice) into `budget` tokens.
+
+    Every printed line costs its characters plus its newline. Hits come first in rank order (seeds
+    first), the edges among the shown hits fill what is left, and when anything is cut the notice's
+    room is reserved first so the answer with its notice still fits.
+    """
+    limit = budget * CHARS_PER_TOKEN
+    candidates: list[tuple[dict[str, Any], int]] = []
+    used = 0
+    for key in ordered:  # snippets read files: stop as soon as the full budget is spent
+        hit = _hit(key, seeds, scored, via, views, terms)
+        cost = len(format_hit(hit, multi)) + 1
+        candidates.append((hit, cost))
+        used += cost
+        if used > limit:
+            break
+    if len(candidates) == len(ordered):
+        edges = _edges_among([h for h, _ in candidates], views)
+        if used + _edges_cost(edges) <= limit:
+            return _answer(question, budget, [h for h, _ in candidates], edges, 0, 0, multi)
+    room = limit - (len(_notice(len(ordered), 10**9, budget)) + 1)
     hits: list[dict[str, Any]] = []
     used = 0
-    truncated = 0
-    for key in ordered:
-        view = views[key[0]]
-        node = view.nodes[key[1]]
-        line, text = snippet(view.scope, node, terms)
-        hit = {
-            "scope": key[0],
-            "id": key[1],
-            "kind": node.get("kind"),
-            "label": node.get("label"),
-            "source": node.get("source"),
-            "line": line,
-            "summary": node.get("summary") or node.get("doc") or "",
-            "snippet": text,
-            "score": round(scored[key], 4),
-            "seed": key in seeds,
-            "status": node.get("status", m.LIVE),
-        }
-        if key in via:
-            e = via[key]
-            hit["via"] = {"source": e["source"], "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence")}
-        cost = len(format_hit(hit, multi)) + 1
-        if used + cost > limit_chars and hits:
-            truncated = len(ordered) - len(hits)
+    for hit, cost in candidates:
+        if used + cost > room:
+            if not hits:  # the best seed always shows, shortened to the room there is
+                hit = _shrink(hit, room - 1, multi)
+                hits.append(hit)
+                used += len(format_hit(hit, multi)) + 1
             break
-        used += cost
         hits.append(hit)
+        used += cost
+    edges = _edges_among(hits, views)
+    shown = 0
+    if edges and used + len("edges:") + 1 <= room:
+        used += len("edges:") + 1
+        for e in edges:
+            cost = len(_format_edge(e)) + 1
+            if used + cost > room:
+                break
+            used += cost
+            shown += 1
+    return _answer(question, budget, hits, edges[:shown], len(ordered) - len(hits), len(edges) - shown, multi)
+
+
+def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], dict[str, Any]], views: dict[str, GraphView], terms: list[str]) -> dict[str, Any]:
+    view = views[key[0]]
+    node = view.nodes[key[1]]
+    line, text = snippet(view.scope, node, terms)
+    hit = {
+        "scope": key[0],
+        "id": key[1],
+        "kind": node.get("kind"),
+        "label": node.get("label"),
+        "source": node.get("source"),
+        "line": line,
+        "summary": node.get("summary") or node.get("doc") or "",
+        "snippet": text,
+        "score": round(scored[key], 4),
+        "seed": key in seeds,
+        "status": node.get("status", m.LIVE),
+    }
+    if key in via:
+        e = via[key]
+        hit["via"] = {"source": e["source"], "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence")}
+    return hit
+
+
+def _shrink(hit: dict[str, Any], room: int, multi: bool) -> dict[str, Any]:
+    """The hit cut down to `room` characters: snippet and route go first, then summary, then label."""
+    hit = dict(hit)
+    for field in ("snippet", "via", "summary", "label", "source"):
+        over = len(format_hit(hit, multi)) - room
+        if over <= 0:
+            break
+        if field == "via":
+            hit.pop("via", None)
+        elif hit.get(field):
+            text = one_line(hit[field])
+            keep = len(text) - over - 1
+            hit[field] = one_line(text, keep) if keep >= 8 else ("" if field in ("snippet", "summary") else one_line(text, 8))
+    return hit
+
+
+def _edges_among(hits: list[dict[str, Any]], views: dict[str, GraphView]) -> list[dict[str, Any]]:
     ids = {(h["scope"], h["id"]) for h in hits}
     edges = []
     for scope_name, nid in sorted(ids):
         for e in views[scope_name].out_edges.get(nid, []):
             if (scope_name, e["target"]) in ids:
                 edges.append({"scope": scope_name, "source": nid, "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence"), "line": e.get("line")})
-    return {"question": question, "budget": budget, "hits": hits, "edges": edges, "truncated": truncated, "multi_scope": multi}
+    return edges
+
+
+def _edges_cost(edges: list[dict[str, Any]]) -> int:
+    return len("edges:") + 1 + sum(len(_format_edge(e)) + 1 for e in edges) if edges else 0
+
+
+def _answer(question: str, budget: int, hits: list[dict[str, Any]], edges: list[dict[str, Any]], cut_hits: int, cut_edges: int, multi: bool) -> dict[str, Any]:
+    answer = {"question": question, "budget": budget, "hits": hits, "edges": edges, "truncated": cut_hits, "truncated_edges": cut_edges, "multi_scope": multi}
+    answer["tokens"] = estimate_tokens(format_query(answer) + "\n")
+    return answer
 
 
 def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
@@ -197,15 +267,25 @@ def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
     return "\n".join(parts)
 
 
+def _format_edge(e: dict[str, Any]) -> str:
+    return f"  {one_line(e['source'])} —{e['relation']}→ {one_line(e['target'])}" + (f" (line {e['line']})" if e.get("line") else "")
+
+
+def _notice(cut_hits: int, cut_edges: int, budget: int) -> str:
+    what = " and ".join(part for part in (f"{cut_hits} more hits" if cut_hits else "", f"{cut_edges} more edges" if cut_edges else "") if part)
+    return f"[truncated: {what} past the {budget}-token budget; raise --budget to see them]"
+
+
 def format_query(answer: dict[str, Any]) -> str:
+    """The answer as printed; `_render_query` has already fitted every line of it into the budget."""
     if not answer["hits"]:
-        return f"no matches for {one_line(answer['question'])!r}; try other words or `kg god-nodes`"
+        return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `kg god-nodes`"
     out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
     if answer["edges"]:
         out.append("edges:")
-        out += [f"  {one_line(e['source'])} —{e['relation']}→ {one_line(e['target'])}" + (f" (line {e['line']})" if e.get("line") else "") for e in answer["edges"][:40]]
-    if answer["truncated"]:
-        out.append(f"[truncated: {answer['truncated']} more hits past the {answer['budget']}-token budget; raise --budget to see them]")
+        out += [_format_edge(e) for e in answer["edges"]]
+    if answer["truncated"] or answer.get("truncated_edges"):
+        out.append(_notice(answer["truncated"], answer.get("truncated_edges", 0), answer["budget"]))
     return "\n".join(out)
 
 
