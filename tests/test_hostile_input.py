@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -222,3 +223,57 @@ def test_hostile_files_through_the_engine(tmp_path: Path, monkeypatch: pytest.Mo
         run(scope)
         incremental, fresh = canonical(scope.out), fresh_build(scope, tmp_path / f"fresh-{scope.name}")
         assert incremental == fresh, first_difference(incremental, fresh)
+
+
+OLD_H2_RE = re.compile(r"^##[ \t]+(.+?)[ \t#]*$")  # the quadratic pattern h2_title replaced; the oracle for its matches
+
+
+def old_h2(line: str) -> str | None:
+    match = OLD_H2_RE.match(line)
+    return match.group(1) if match else None
+
+
+@pytest.mark.parametrize(
+    "line, title",
+    [
+        ("## Title", "Title"),
+        ("## Title ##", "Title"),
+        ("##  Title  ", "Title"),
+        ("##\tSee also\t#", "See also"),
+        ("## Title # with hash ##  ", "Title # with hash"),
+        ("## ###", "#"),
+        ("## #tag", "#tag"),
+        ("##  ", " "),
+        ("## \r", "\r"),
+        ("## a\n", "a"),
+        ("##Title", None),
+        ("# Title", None),
+        ("### Title", None),
+        ("## ", None),
+        ("##", None),
+        (" ## Title", None),
+        ("## a\nb", None),
+    ],
+)
+def test_h2_title_keeps_the_old_matches(line: str, title: str | None) -> None:
+    from vault_kg.consolidate import h2_title
+
+    assert h2_title(line) == title
+    assert old_h2(line) == title
+
+
+@settings(max_examples=800, deadline=None)
+@given(line=st.text(alphabet=st.sampled_from(list("## \t\r\nab")), max_size=14))
+def test_h2_title_matches_the_old_pattern_everywhere(line: str) -> None:
+    from vault_kg.consolidate import h2_title
+
+    assert h2_title(line) == old_h2(line)
+
+
+@pytest.mark.parametrize("line", ["## a" + " " * 1_000_000, "## a" + " #" * 500_000, "##" + " \t" * 500_000, "## " + "#" * 1_000_000 + "x"])
+def test_h2_title_is_linear_on_a_megabyte_line(line: str) -> None:
+    """issue 19: `^##[ \\t]+(.+?)[ \\t#]*$` took 1.1 s on `## a` and 8,000 spaces, and grew with the square."""
+    from vault_kg.consolidate import h2_title
+
+    with bounded(2.0):
+        h2_title(line)
