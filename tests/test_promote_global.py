@@ -99,3 +99,23 @@ def test_cli_suggest_json_and_promote(vault: Path) -> None:
     assert again.returncode == 1 and "already exists" in again.stderr
     ran = kg_process("promote", "nothing like this", "--vault", str(vault))
     assert ran.returncode == 1 and ran.stderr.startswith("kg: error:") and "--suggest" in ran.stderr
+
+
+def test_suggest_reads_no_fifo_and_nothing_outside_the_vault(vault: Path, tmp_path: Path) -> None:
+    """issue 19: a note swapped after the build for a FIFO or a symlink out of the vault neither hangs nor leaks."""
+    import os
+
+    outside = tmp_path / "outside.md"
+    outside.write_text("".join(f"- OUTSIDE-THE-VAULT line {i} {FACT}\n" for i in range(40)), encoding="utf-8")
+    (vault / "clients/initech.md").unlink()
+    (vault / "clients/initech.md").symlink_to(outside)
+    (vault / "clients/globex.md").unlink()
+    os.mkfifo(vault / "clients/globex.md")
+    ran = kg_process("promote", "--suggest", "--json", "--min", "2", "--vault", str(vault), timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert "OUTSIDE-THE-VAULT" not in ran.stdout + ran.stderr
+    rows = json.loads(ran.stdout)
+    evidence = [e for r in rows for e in r["evidence"]]
+    assert {e["note"] for e in evidence} >= {"clients/acme.md", "clients/initech.md"}  # still cited from the graph
+    assert all(e["text"] == "" for e in evidence if e["note"] in ("clients/initech.md", "clients/globex.md"))
+    assert any(e["text"] for e in evidence if e["note"] == "clients/acme.md")

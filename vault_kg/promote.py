@@ -19,9 +19,12 @@ from typing import Any
 
 import orjson
 
+from extract.notes import MAX_NOTE_BYTES
+
 from . import model as m
 from . import store
 from .errors import KgError
+from .safe_read import read_regular
 from .scopes import Scope
 
 DEFAULT_MIN_SCOPES = 3
@@ -96,8 +99,9 @@ class _Lines:
     def get(self, rel: str) -> list[str]:
         if rel not in self._cache:
             try:
-                self._cache[rel] = (self.root / rel).read_text(encoding="utf-8", errors="replace").split("\n")
-            except OSError:
+                data = read_regular(self.root / rel, MAX_NOTE_BYTES, root=self.root)
+                self._cache[rel] = data.decode("utf-8-sig", "replace").split("\n")
+            except OSError:  # gone, or swapped for a FIFO, device or symlink out of the vault since the build
                 self._cache[rel] = []
         return self._cache[rel]
 
