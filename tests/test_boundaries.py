@@ -171,7 +171,7 @@ def test_mcp_remember_refuses_paths_outside_the_vault(world: dict[str, Path], mo
     vault = world["vault"]
     monkeypatch.setenv("KG_VAULT", str(vault))
     bad = ["../escape.md", "/tmp/escape.md", "evil/escape.md", "linkdir/escape.md", "kg-out/escape.md", ".git/escape.md", "Leak.md", "a\x00b.md"]
-    calls = [("remember", {"path": p, "summary": "s", "tags": ["topic/x", "scope/global"], "body": "b"}) for p in bad]
+    calls = [("remember", {"path": p, "summary": "s", "tags": ["topic/x", "scope/x"], "body": "b"}) for p in bad]
     results = call_tools(vault, calls)
     for path, (is_error, text) in zip(bad, results):
         assert is_error, f"remember({path!r}) was accepted: {text}"

@@ -290,7 +290,7 @@ def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath
     vault = tmp_path / "vault"
     vault.mkdir()
     with pytest.raises(KgError, match="kg-out|hidden folder|scanner skips"):
-        remember_note(vault_scope(vault), relpath, "A note", ["scope/global", "topic/x"], "Body.", None, None)
+        remember_note(vault_scope(vault), relpath, "A note", ["scope/x", "topic/x"], "Body.", None, None)
     assert [p for p in vault.rglob("*") if p.is_file()] == []
 
 

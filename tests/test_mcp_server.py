@@ -7,6 +7,7 @@ lives on a private event-loop thread and the tests call it synchronously through
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -146,7 +147,20 @@ def test_remember_writes_a_contract_note_and_indexes_it(mcp: SyncClient, world: 
     explained = mcp.call("explain", node="Retry budget").structured_content
     assert any(i["id"] == "note:services/Payments API.md" for i in explained["outgoing"]["links_to"])
     with pytest.raises(ToolError, match="already exists"):
-        mcp.call("remember", path="notes/Retry budget.md", summary="again", tags=["scope/global"])
+        mcp.call("remember", path="notes/Retry budget.md", summary="again", tags=["scope/payments"])
+
+
+def test_remember_refuses_to_promote_a_note_to_scope_global(mcp: SyncClient, world: dict[str, Path]) -> None:
+    """MCP writes skip the PreToolUse hook, so `remember` holds the guardrail's promotion rule itself."""
+    tools = {t.name: t for t in mcp.run(mcp.client.list_tools())}
+    schema = json.dumps(tools["remember"].input_schema) + (tools["remember"].description or "")
+    assert "scope/payments" in schema and '"scope/global"]' not in schema
+    for tags in (["topic/payments", "scope/global"], ["topic/payments"]):
+        body = "" if "scope/global" in tags else "Shared by everyone. #scope/global"
+        with pytest.raises(ToolError, match="kg promote") as refused:
+            mcp.call("remember", path="notes/Everywhere.md", summary="Retries are global", tags=tags, body=body)
+        assert len(str(refused.value).strip().splitlines()) == 1
+        assert not (world["vault"] / "notes" / "Everywhere.md").exists()
 
 
 def test_the_server_sees_updates_made_by_other_processes(mcp: SyncClient, world: dict[str, Path]) -> None:
@@ -164,12 +178,12 @@ def test_the_server_sees_updates_made_by_other_processes(mcp: SyncClient, world:
 @pytest.mark.parametrize(
     ("tool", "args", "message"),
     [
-        ("remember", {"path": "../outside.md", "summary": "x", "tags": ["scope/global"]}, "escapes the vault"),
-        ("remember", {"path": "/etc/evil.md", "summary": "x", "tags": ["scope/global"]}, "relative to the vault"),
-        ("remember", {"path": "kg-out/x.md", "summary": "x", "tags": ["scope/global"]}, "kg-out"),
-        ("remember", {"path": "KG-OUT/x.md", "summary": "x", "tags": ["scope/global"]}, "kg-out"),
-        ("remember", {"path": ".Obsidian/x.md", "summary": "x", "tags": ["scope/global"]}, "hidden folder"),
-        ("remember", {"path": "notes/Key.md", "summary": "key", "tags": ["scope/global"], "body": "aws AKIAIOSFODNN7EXAMPLE"}, "secret"),
+        ("remember", {"path": "../outside.md", "summary": "x", "tags": ["scope/payments"]}, "escapes the vault"),
+        ("remember", {"path": "/etc/evil.md", "summary": "x", "tags": ["scope/payments"]}, "relative to the vault"),
+        ("remember", {"path": "kg-out/x.md", "summary": "x", "tags": ["scope/payments"]}, "kg-out"),
+        ("remember", {"path": "KG-OUT/x.md", "summary": "x", "tags": ["scope/payments"]}, "kg-out"),
+        ("remember", {"path": ".Obsidian/x.md", "summary": "x", "tags": ["scope/payments"]}, "hidden folder"),
+        ("remember", {"path": "notes/Key.md", "summary": "key", "tags": ["scope/payments"], "body": "aws AKIAIOSFODNN7EXAMPLE"}, "secret"),
         ("remember", {"path": "notes/Untagged.md", "summary": "x", "tags": ["payments"]}, "namespaced|scope/"),
         ("god_nodes", {"n": 0}, "greater than or equal to 1"),
         ("god_nodes", {"n": 5000}, "less than or equal to 200"),
@@ -210,7 +224,7 @@ def test_remember_with_an_anchor_and_check_after_the_code_changes(mcp: SyncClien
     assert dirty["notes/Helper contract.md"].startswith("hash changed")
     assert "notes/Helper contract.md: hash changed" in result.content[0].text
     with pytest.raises(ToolError, match="no function|no .*`nosuch`|candidates"):
-        mcp.call("remember", path="notes/Bad anchor.md", summary="x", tags=["scope/global"], anchor="pkg/util.py::nosuch", project="payments")
+        mcp.call("remember", path="notes/Bad anchor.md", summary="x", tags=["scope/payments"], anchor="pkg/util.py::nosuch", project="payments")
     assert not (world["vault"] / "notes" / "Bad anchor.md").exists(), "all or nothing"
 
 

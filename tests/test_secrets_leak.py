@@ -214,7 +214,7 @@ def test_no_secret_in_mcp_answers(leaky: dict[str, Path]) -> None:
             ):
                 result = await client.call_tool(tool, args)
                 texts.append(json.dumps(result.structured_content, default=str) + "".join(getattr(c, "text", "") for c in result.content))
-            refused = await client.call_tool("remember", {"path": "notes/Keys.md", "summary": "keys", "tags": ["topic/x", "scope/global"], "body": SECRETS["aws-access-key"][0]}, raise_on_error=False)
+            refused = await client.call_tool("remember", {"path": "notes/Keys.md", "summary": "keys", "tags": ["topic/x", "scope/x"], "body": SECRETS["aws-access-key"][0]}, raise_on_error=False)
             assert refused.is_error
             texts.append("".join(getattr(c, "text", "") for c in refused.content))
         return texts

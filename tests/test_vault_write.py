@@ -10,7 +10,7 @@ import pytest
 from vault_kg.errors import KgError
 from vault_kg.vault_write import render_note, write_note
 
-GOOD = render_note("A decision about retries", ["scope/global", "topic/retries"], "# Retries\n\nWe retry three times.")
+GOOD = render_note("A decision about retries", ["scope/payments", "topic/retries"], "# Retries\n\nWe retry three times.")
 
 
 def test_writes_a_contract_note_atomically(tmp_path: Path) -> None:
@@ -56,3 +56,19 @@ def test_refuses_contract_violations_unless_told(tmp_path: Path) -> None:
         write_note(tmp_path, "n.md", bad)
     write_note(tmp_path, "n.md", bad, contract=False)
     assert (tmp_path / "n.md").exists()
+
+
+def test_refuses_a_new_scope_global_tag_unless_promoting(tmp_path: Path) -> None:
+    """The PreToolUse promotion rule, held in the write path too (MCP `remember` never passes the hook)."""
+    global_note = render_note("Retries everywhere", ["scope/global", "topic/retries"], "# Retries\n")
+    with pytest.raises(KgError, match="kg promote") as refused:
+        write_note(tmp_path, "new/Retries.md", global_note, create=True)
+    assert len(str(refused.value).splitlines()) == 1 and not (tmp_path / "new").exists()
+    path = write_note(tmp_path, "decisions/Retries.md", GOOD, create=True)
+    with pytest.raises(KgError, match="kg promote"):  # an edit that newly adds the tag, inline this time
+        write_note(tmp_path, "decisions/Retries.md", GOOD + "\n#scope/global\n")
+    assert path.read_text() == GOOD
+    write_note(tmp_path, "global/Retries.md", global_note, create=True, promotion=True)  # `kg promote`
+    edited = global_note + "\nStill true.\n"
+    write_note(tmp_path, "global/Retries.md", edited)  # already global: editing it is fine
+    assert (tmp_path / "global" / "Retries.md").read_text() == edited

@@ -645,14 +645,14 @@ def apply(vault: Path, plan_path: Path, commit: bool = True) -> dict[str, Any]:
     changed = sorted(rel for rel, text in texts.items() if text != originals.get(rel))
     contract = {rel: originals.get(rel) is None or _passes_contract(rel, originals[rel] or "") for rel in changed}
     for rel in changed:
-        prepare_note(vault, rel, texts[rel], contract=contract[rel])
+        prepare_note(vault, rel, texts[rel], contract=contract[rel], promotion=True)
     repo = gitops.open_repo(vault) if commit and gitops.is_repo(vault) else None
     if repo is not None and changed:
         dirty = [rel for _, rel in gitops.status_entries(repo) if rel in set(changed)]
         if dirty:
             raise KgError(f"{vault / dirty[0]}: has uncommitted edits; commit them first so the apply stays revertable on its own")
     for rel in changed:
-        write_note(vault, rel, texts[rel], contract=contract[rel])
+        write_note(vault, rel, texts[rel], contract=contract[rel], promotion=True)
     sha = _commit(repo, changed, plan_path, actions) if repo is not None and changed else None
     return {"vault": str(vault), "applied": [a["id"] for a in actions], "files": changed, "commit": sha}
 

@@ -255,7 +255,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
     async def remember(
         path: Annotated[str, Field(min_length=4, max_length=300, description="Vault-relative path of the new note, e.g. `notes/Webhook retry budget.md`.")],
         summary: Annotated[str, Field(min_length=1, max_length=300, description="One line saying what the note is about.")],
-        tags: Annotated[list[str], Field(min_length=1, max_length=20, description="Namespaced tags, including one `scope/…` tag, e.g. [\"topic/payments\", \"scope/global\"].")],
+        tags: Annotated[list[str], Field(min_length=1, max_length=20, description="Namespaced tags, including one `scope/…` tag, e.g. [\"topic/payments\", \"scope/payments\"]; `scope/global` is refused (promotion goes through `kg promote`).")],
         body: Annotated[str, Field(max_length=100_000, description="The note's markdown body; [[wikilinks]] to other notes connect it.")] = "",
         anchor: Annotated[str | None, Field(default=None, max_length=500, description="Optional: what the note describes, so it goes stale when that changes: `PATH::SYMBOL` (code, e.g. `app/retry.py::Client.fetch`), `PATH#Heading` (markdown) or `[[Other Note]]`.")] = None,
         project: Annotated[str | None, Field(default=None, max_length=200, description="The registered project PATH is in (default: found from PATH).")] = None,

@@ -295,7 +295,7 @@ def promote(scope: Scope, name: str, min_scopes: int = DEFAULT_MIN_SCOPES, relpa
     candidate = find_candidate(suggest(scope, min_scopes), name)
     title, text = draft(candidate, nodes)
     rel = relpath or f"{PROMOTED_FOLDER}/{title}.md"
-    path = write_note(scope.root, rel, text, create=True)
+    path = write_note(scope.root, rel, text, create=True, promotion=True)
     return {"path": str(path), "relpath": rel, "candidate": candidate.as_dict()}
 
 

@@ -83,23 +83,42 @@ def check_writable(target: Path, relpath: str) -> None:
         raise KgError(f"{relpath}: is read-only; make it writable (chmod u+w) or leave it as it is (nothing written)")
 
 
-def prepare_note(vault: Path, relpath: str, text: str, *, create: bool = False, contract: bool = True, scan: str | None = None) -> Path:
+def check_not_promoting(target: Path, relpath: str, text: str, vault: Path) -> None:
+    """Refuse a new `scope/global` tag (the PreToolUse guardrail's own rule): that is `kg promote`'s job."""
+    from .guardrails import new_global_tag
+    from .safe_read import read_regular
+
+    before = read_regular(target, root=vault).decode("utf-8-sig", "replace") if target.exists() else None
+    refusal = new_global_tag(relpath, before, text)
+    if refusal is not None:
+        raise KgError(refusal.reason.removeprefix("vault-kg: ") + " (nothing written)")
+
+
+def prepare_note(
+    vault: Path, relpath: str, text: str, *, create: bool = False, contract: bool = True, scan: str | None = None, promotion: bool = False,
+) -> Path:
     """Every guardrail of `write_note`, without writing: callers that write several notes check them all first.
 
     `scan` is the part of `text` that is new (default: all of it); only that part must be free of
-    secrets, so appending to a file that already holds one is still possible.
+    secrets, so appending to a file that already holds one is still possible. A contract note may
+    newly carry `scope/global` only with `promotion` (`kg promote`, or a `kg consolidate` plan the
+    user applies): MCP writes never pass the PreToolUse hook, so the rule is held here too.
     """
     target = safe_relpath(vault, relpath)
     if create and target.exists():
         raise KgError(f"{relpath}: already exists; pick another name or edit the note")
     check_writable(target, relpath)
     check_text(relpath, text, contract, scan)
+    if contract and not promotion:
+        check_not_promoting(target, relpath, text, vault)
     return target
 
 
-def write_note(vault: Path, relpath: str, text: str, *, create: bool = False, contract: bool = True, scan: str | None = None) -> Path:
+def write_note(
+    vault: Path, relpath: str, text: str, *, create: bool = False, contract: bool = True, scan: str | None = None, promotion: bool = False,
+) -> Path:
     """Write a whole note atomically after the guardrails pass. `create` refuses to overwrite."""
-    target = prepare_note(vault, relpath, text, create=create, contract=contract, scan=scan)
+    target = prepare_note(vault, relpath, text, create=create, contract=contract, scan=scan, promotion=promotion)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, text.encode("utf-8"))
