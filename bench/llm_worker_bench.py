@@ -2,6 +2,8 @@
 10,000 notes) in the three model states, side by side.
 
     python bench/llm_worker_bench.py [--notes 10000] [--delay 1.0]
+    python bench/llm_worker_bench.py --alternate 7    # off against "not running", run by run
+
 
 - off: `KG_OLLAMA=off`;
 - not running: the model pass on, nothing listening on the Ollama port;
@@ -15,6 +17,11 @@ is written; the model pass goes on in the background), no-op `kg update`, one-no
 worker that is not running the model (state "not running": it starts, finds no server, records
 the back-off and exits) to finish, and says how many requests the stand-in saw during each step.
 graph.html is off in every state (KG_HTML=off), so renders do not blur the figures.
+
+The states above run one after the other, so a drift of the machine between them shows as a
+difference. `--alternate N` compares "off" with "not running" the other way: both vaults are
+built first, then each step (no-op update, one-note update, query) runs N times in each state,
+alternating, and the medians and their ratio are printed.
 """
 
 from __future__ import annotations
@@ -129,15 +136,51 @@ def run_state(state: str, source: Path, work: Path, delay: float) -> dict[str, o
     return figures
 
 
+def alternate(source: Path, work: Path, runs: int) -> None:
+    """Off against "not running", alternated run by run on two copies of the same vault."""
+    envs, vaults = {}, {}
+    for state in ("off", "not running"):
+        vault = work / state.replace(" ", "-") / "vault"
+        shutil.copytree(source, vault)
+        env = {k: v for k, v in os.environ.items() if k not in ("KG_VAULT", "KG_MODEL", "PYTHONDONTWRITEBYTECODE")}
+        env.update(KG_CONFIG=str(vault.parent / "config.toml"), KG_HTML="off")
+        if state == "off":
+            env["KG_OLLAMA"] = "off"
+        else:
+            env.update(KG_OLLAMA="on", OLLAMA_HOST=closed_port())
+        subprocess.run([*KG, "build", "--vault", str(vault)], env=env, capture_output=True, check=True)
+        settle(vault / "kg-out", False)
+        envs[state], vaults[state] = env, vault
+    times: dict[str, dict[str, list[float]]] = {step: {"off": [], "not running": []} for step in ("no-op update", "one-note update", "query")}
+    for i in range(runs):
+        for state in ("off", "not running"):
+            env, vault = envs[state], vaults[state]
+            times["no-op update"][state].append(timed(env, "update", "--vault", str(vault)))
+            note = sorted(vault.glob("area0*/*.md"))[i]
+            note.write_text(note.read_text() + f"\nEdited by the bench ({i}).\n")
+            times["one-note update"][state].append(timed(env, "update", str(note), "--vault", str(vault)))
+            settle(vault / "kg-out", False)
+            times["query"][state].append(timed(env, "query", "payments retry webhook", "--vault", str(vault), "--budget", "1500"))
+    print(f"alternated {runs} times; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'median seconds':<20}{'off':>10}{'not running':>14}{'ratio':>8}")
+    for step, by_state in times.items():
+        off, on = statistics.median(by_state["off"]), statistics.median(by_state["not running"])
+        print(f"{step:<20}{off:>10.3f}{on:>14.3f}{on / off:>7.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--alternate", type=int, default=0, help="compare off and not running, alternated N times")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kg-worker-bench-"))
     try:
         source = work / "source"
         generate(source, args.notes, seed=7)
+        if args.alternate:
+            alternate(source, work, args.alternate)
+            return
         results = {state: run_state(state, source, work, args.delay) for state in ("off", "not running", "running stand-in")}
         print(f"vault: {args.notes} generated notes; stand-in: tests/ollama_fake.py, one chat at a time, {args.delay} s per call; load average {os.getloadavg()[0]:.1f}")
         names = [k for k in results["off"] if k not in ("worker",)]
