@@ -143,18 +143,9 @@ def stale_items(vault: Path, brief: dict[str, Any]) -> list[Any]:
     `graph` row of the cache's meta table (a single indexed read, not the graph)."""
     if "stale" in brief:
         return list(brief.get("stale") or [])
-    import sqlite3
+    from vault_kg.cache import peek_meta
 
-    db = vault / OUT_DIRNAME / "cache" / "index.sqlite"
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key='graph'").fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return []
-    graph = json.loads(row[0]) if row else {}
+    graph = peek_meta(vault / OUT_DIRNAME / "cache" / "index.sqlite", "graph", timeout=5)
     return list(graph.get("stale") or []) if isinstance(graph, dict) else []
 
 

@@ -211,6 +211,22 @@ class KnownSources:
         return self.con.execute("SELECT EXISTS(SELECT 1 FROM sources)").fetchone()[0] == 1
 
 
+def peek_meta(db: Path, key: str, timeout: float = 30) -> Any | None:
+    """One value of a cache's meta table, read-only (no writer lock, no schema check): for status
+    and brief readers that must not open or recreate the cache. None when absent or unreadable."""
+    if not db.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=timeout)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    return orjson.loads(row[0]) if row else None
+
+
 class ScopeCache:
     """Read/write access to a scope's cache file; `open()` recreates it when unusable."""
 

@@ -213,20 +213,12 @@ def stop(out: Path, timeout: float = 15.0) -> dict[str, Any]:
 
 def counts(out: Path) -> dict[str, int] | None:
     """Answered and pending notes as the graph last recorded them; None when the scope is unbuilt."""
-    import sqlite3
+    from .cache import peek_meta
 
     db = Path(out) / "cache" / "index.sqlite"
     if not db.is_file():
         return None
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key='llm_counts'").fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-    data = json.loads(row[0]) if row else {}
+    data = peek_meta(db, "llm_counts") or {}
     return {"answered": int(data.get("answered", 0)), "pending": int(data.get("pending", 0))}
 
 
