@@ -264,4 +264,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import record
+
+    with record("data_loss"):
+        main()

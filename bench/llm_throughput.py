@@ -135,4 +135,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import record
+
+    with record("llm_throughput"):
+        main()
