@@ -16,8 +16,8 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from vault_kg.errors import KgError, StoreBusy
-from vault_kg.secrets import redact
+from vault_kg.core.errors import KgError, StoreBusy
+from vault_kg.core.secrets import redact
 from vault_kg.vault_write import write_note
 
 JOURNAL_DIRNAME = "journal"
@@ -95,7 +95,7 @@ def out_dir(vault: Path) -> Path:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write via a hidden temp file in the same folder + os.replace: readers see old or new."""
-    from vault_kg.store import atomic_write
+    from vault_kg.core.store import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text.encode("utf-8"))
@@ -118,7 +118,7 @@ def parse_entries(text: str, day: date, relpath: str) -> list[Entry]:
 
 def read_day(vault: Path, day: date) -> list[Entry]:
     """The entries of ``day`` in file order (empty when there is no journal for that day)."""
-    from vault_kg.safe_read import read_regular
+    from vault_kg.core.safe_read import read_regular
 
     path = day_file(vault, day)
     try:

@@ -32,8 +32,8 @@ from extract.languages import (
     query_for,
     text,
 )
-from vault_kg.adapter import Resolution, SourceSkip
-from vault_kg.model import CLASS, CONTAINS, FILE, FUNCTION, LOCATOR_SEP, METHOD, MODULE, Extraction, Ref, edge, file_id
+from vault_kg.core.adapter import Resolution, SourceSkip
+from vault_kg.core.model import CLASS, CONTAINS, FILE, FUNCTION, LOCATOR_SEP, METHOD, MODULE, Extraction, Ref, edge, file_id
 
 GO_MOD = "go.mod"
 _WS = re.compile(r"\s+")

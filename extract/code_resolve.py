@@ -21,8 +21,8 @@ from typing import Any
 from extract.js_config import LANGUAGE as JS_CONFIG
 from extract.js_paths import JsPathMapper
 from extract.languages import BY_NAME, python_module_name
-from vault_kg.adapter import Resolution
-from vault_kg.model import CALLS, CLASS, EXTERNAL, IMPORTS, LOCATOR_SEP, Extraction, Ref, edge, external_id, file_id
+from vault_kg.core.adapter import Resolution
+from vault_kg.core.model import CALLS, CLASS, EXTERNAL, IMPORTS, LOCATOR_SEP, Extraction, Ref, edge, external_id, file_id
 
 Target = tuple[str, str]
 _DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*$")

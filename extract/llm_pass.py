@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from vault_kg import model as m
+from vault_kg.core import model as m
 
 MODE_META = "llm_mode"
 COUNTS_META = "llm_counts"
@@ -61,7 +61,7 @@ class Settings:
 
 
 def settings(scope: Any, cfg: Any = None) -> Settings:
-    from vault_kg.config import load_config
+    from vault_kg.core.config import load_config
 
     from .llm_cache import LlmCache, cache_dir_for
 

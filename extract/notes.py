@@ -1,6 +1,6 @@
 """The deterministic pass over a vault: frontmatter, tags, wikilinks, headings. No model.
 
-`VaultAdapter` is the vault's implementation of `vault_kg.adapter.ScopeAdapter`. Extraction is a
+`VaultAdapter` is the vault's implementation of `vault_kg.core.adapter.ScopeAdapter`. Extraction is a
 pure function of a note's bytes; resolution (which note a `[[link]]` means) needs the whole vault
 and runs on every assembly, which is what lets a dangling link resolve once its target appears.
 """
@@ -17,10 +17,10 @@ from typing import Any
 
 import yaml
 
-from vault_kg import model as m
-from vault_kg.adapter import Resolution, SourceSkip
-from vault_kg.safe_read import display_name, file_kind, valid_name
-from vault_kg.secrets import redact
+from vault_kg.core import model as m
+from vault_kg.core.adapter import Resolution, SourceSkip
+from vault_kg.core.safe_read import display_name, file_kind, valid_name
+from vault_kg.core.secrets import redact
 
 from .links import Link, normalize_tag, scan_markdown
 from .redaction import redact_extraction

@@ -15,9 +15,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable
 
-from vault_kg.agent_text import one_line as _one_line
-from vault_kg.config import OUT_DIRNAME
-from vault_kg.safe_read import read_text
+from vault_kg.core.agent_text import one_line as _one_line
+from vault_kg.core.config import OUT_DIRNAME
+from vault_kg.core.safe_read import read_text
 
 from . import reconcile
 from .common import HookEnv, hook_env, log_failure

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from anchor_helpers import World, anchor, kg, make_world, note, settle
 
-from vault_kg import model as m
+from vault_kg.core import model as m
 
 FETCH = "src/retry.py › class Client › method fetch"
 

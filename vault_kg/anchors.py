@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import model as m
+from .core import model as m
 from .anchor_spans import Lookup, SymbolCache, is_markdown, split_locator, supported, supported_extensions
-from .config import Config, config_path, load_config
-from .errors import KgError
+from .core.config import Config, config_path, load_config
+from .core.errors import KgError
 from .scopes import Scope, vault_scope
 
 CACHE_NAME = "anchors.json"
@@ -408,7 +408,7 @@ def _owners_from_graph(vault: Scope) -> tuple[dict[str, list[str]], dict[str, st
     import orjson
 
     from .cache import connect
-    from .store import Layout
+    from .core.store import Layout
 
     db = Layout(vault.out).cache_db
     if not db.exists():

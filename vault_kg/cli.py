@@ -11,8 +11,8 @@ from typing import Any, Callable, Optional
 import typer
 
 from . import __version__
-from . import config as cfgmod
-from .errors import KgError
+from .core import config as cfgmod
+from .core.errors import KgError
 from .scopes import Scope, resolve_scopes
 
 app = typer.Typer(
@@ -340,7 +340,7 @@ def init(
     \b
     Example: kg init --vault ~/vault
     """
-    from .store import atomic_write
+    from .core.store import atomic_write
 
     path = cfgmod.config_path()
     if path.exists() and not force:

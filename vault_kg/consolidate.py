@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import model as m
-from .errors import KgError
+from .core import model as m
+from .core.errors import KgError
 
 PLAN_VERSION = 1
 PLAN_KEY = "kg_consolidate_plan"

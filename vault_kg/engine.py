@@ -22,13 +22,15 @@ from typing import Any, Callable
 
 from graph_out.graph_json import encode_group
 
-from . import __version__, model as m
-from . import rank, store
-from .adapter import Resolution, ScopeAdapter, SourceSkip
+from . import __version__
+from .core import model as m
+from . import rank
+from .core import store
+from .core.adapter import Resolution, ScopeAdapter, SourceSkip
 from .cache import Kept, KnownSources, ScopeCache
-from .errors import KgError
+from .core.errors import KgError
 from .groups import OwnerGroups, by_owner, signatures
-from .safe_read import UnsafeFile, display_name, read_regular, valid_name
+from .core.safe_read import UnsafeFile, display_name, read_regular, valid_name
 from .scopes import Scope
 
 Progress = Callable[[str, int, int], None]

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import model as m
-from . import store
+from .core import model as m
+from .core import store
 from .cache import GraphReader
-from .errors import KgError
+from .core.errors import KgError
 from .scopes import Scope
 
 HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}

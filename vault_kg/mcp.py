@@ -29,9 +29,9 @@ from pydantic import Field
 
 from . import __version__
 from . import query as q
-from . import store
-from .config import load_config
-from .errors import KgError
+from .core import store
+from .core.config import load_config
+from .core.errors import KgError
 from .scopes import Scope, resolve_scopes
 
 INSTRUCTIONS = """\
@@ -322,7 +322,7 @@ def remember_note(scope: Scope, relpath: str, summary: str, tags: list[str], bod
     if store.Layout(scope.out).cache_db.exists():
         from .engine import run
 
-        from .config import load_config
+        from .core.config import load_config
         from .llm_worker import after_update
 
         outcome = run(scope, paths=[target])

@@ -13,9 +13,9 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from .errors import KgError
-from .secrets import find_secrets
-from .store import atomic_write
+from .core.errors import KgError
+from .core.secrets import find_secrets
+from .core.store import atomic_write
 
 # Folders the vault scanner never reads (extract.notes.SKIP_DIRS): a note written there would never
 # reach the graph, and `kg-out/` holds artifacts. Compared case-insensitively, because on a
@@ -86,7 +86,7 @@ def check_writable(target: Path, relpath: str) -> None:
 def check_not_promoting(target: Path, relpath: str, text: str, vault: Path) -> None:
     """Refuse a new `scope/global` tag (the PreToolUse guardrail's own rule): that is `kg promote`'s job."""
     from .guardrails import new_global_tag
-    from .safe_read import read_regular
+    from .core.safe_read import read_regular
 
     before = read_regular(target, root=vault).decode("utf-8-sig", "replace") if target.exists() else None
     refusal = new_global_tag(relpath, before, text)
