@@ -296,6 +296,6 @@ def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath
 
 def test_reserved_folders_match_the_scanner() -> None:
     from extract.notes import SKIP_DIRS
-    from vault_kg.vault_write import RESERVED_FOLDERS
+    from vault_kg.core.vault_guard import RESERVED_FOLDERS
 
     assert set(RESERVED_FOLDERS) == SKIP_DIRS

@@ -22,7 +22,8 @@ from .core.config import Config, load_config
 from .core.errors import KgError
 from .frontmatter_edit import EditableFrontmatter
 from .scopes import Scope
-from .vault_write import prepare_note, safe_relpath, write_note
+from .core.vault_guard import safe_relpath
+from .vault_write import prepare_note, write_note
 
 _DUPLICATE = re.compile(r" \(\d+\)$")
 MAX_CANDIDATES = 10

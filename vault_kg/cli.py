@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -36,9 +35,6 @@ ScopeOpt = typer.Option(None, "--scope", "-s", help="Scope name: `vault` or a re
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 StaleOpt = typer.Option(False, "--include-stale", help="Also show stale and superseded nodes, flagged.")
 AsOfOpt = typer.Option(None, "--as-of", help="Answer with what was valid on this date (YYYY-MM-DD).")
-
-FEATURE_MODULES = ("journal", "view", "anchors", "vaultops", "agent", "llm")
-
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
     if as_json:
@@ -395,14 +391,10 @@ def project_list(as_json: bool = JsonOpt) -> None:
 
 
 def _register_features() -> None:
-    """Feature packages add their own commands; a missing optional module is not an error."""
-    for name in FEATURE_MODULES:
-        try:
-            module = importlib.import_module(f"vault_kg.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"vault_kg.commands.{name}":
-                continue
-            raise
+    """Feature packages add their own commands, in this order (imported here, by name, not from strings)."""
+    from .commands import agent, anchors, journal, llm, vaultops, view
+
+    for module in (journal, view, anchors, vaultops, agent, llm):
         module.register(app)
 
 

@@ -587,7 +587,7 @@ def _apply_split(texts: dict[str, str], a: dict[str, Any]) -> None:
 
 
 def _current(vault: Path, rel: str) -> str | None:
-    from .vault_write import safe_relpath
+    from .core.vault_guard import safe_relpath
 
     path = safe_relpath(vault, rel)
     try:  # bytes, not read_text: universal newlines would turn CRLF notes into LF ones (and break the plan's hashes)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import importlib
 import os
 import time
 import zlib
@@ -35,7 +34,7 @@ from .scopes import Scope
 
 Progress = Callable[[str, int, int], None]
 
-# Feature passes, imported lazily per scope kind. A module may define any of:
+# Feature passes, imported lazily per scope kind (`pass_modules`). A module may define any of:
 #   check_mode(scope, cache) -> bool
 #                       before anything is read: True when an input outside the files changed in
 #                       a way that needs every source extracted again (the model pass: turned on
@@ -54,7 +53,15 @@ Progress = Callable[[str, int, int], None]
 # A pass records in `ctx.deps` the files outside the scope it read (absolute path → [size,
 # mtime_ns]); when one of them changes, the next update reassembles even if no source changed.
 # Setting `ctx.retry` asks the next update to run again (e.g. notes pending a model call).
-PASS_MODULES: dict[str, tuple[str, ...]] = {"vault": ("extract.llm_pass", "vault_kg.anchors"), "code": ()}
+def pass_modules(kind: str) -> tuple[Any, ...]:
+    """The feature passes of a scope kind, in the order they run: imported here, never named in strings."""
+    if kind != "vault":
+        return ()
+    from extract import llm_pass
+
+    from . import anchors
+
+    return (llm_pass, anchors)
 
 
 @dataclass
@@ -87,18 +94,7 @@ class PassContext:
 
 
 def passes(kind: str, hook: str) -> list[Callable[[PassContext], None]]:
-    found = []
-    for name in PASS_MODULES.get(kind, ()):
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        fn = getattr(module, hook, None)
-        if fn is not None:
-            found.append(fn)
-    return found
+    return [getattr(module, hook) for module in pass_modules(kind) if hasattr(module, hook)]
 
 
 def deps_changed(recorded: dict[str, list[int]]) -> bool:

@@ -301,7 +301,8 @@ def remember_note(scope: Scope, relpath: str, summary: str, tags: list[str], bod
 
     A note whose anchor cannot be made is removed again: the tool does all of it or nothing.
     """
-    from .vault_write import render_note, safe_relpath, write_note
+    from .core.vault_guard import safe_relpath
+    from .vault_write import render_note, write_note
 
     target = safe_relpath(scope.root, relpath)
     rel = target.relative_to(scope.root.resolve()).as_posix()
