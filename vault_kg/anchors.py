@@ -28,6 +28,7 @@ from .core import model as m
 from .anchor_spans import Lookup, SymbolCache, is_markdown, split_locator, supported, supported_extensions
 from .core.config import Config, config_path, load_config
 from .core.errors import KgError
+from .core.passes import CacheView, PassContext, ScopeView
 from .scopes import Scope, vault_scope
 
 CACHE_NAME = "anchors.json"
@@ -506,7 +507,24 @@ def _stat_dep(path: str) -> tuple[str, list[int]]:
             probe = parent
 
 
-def post_assembly(ctx: Any) -> None:
+def check_mode(scope: ScopeView, cache: CacheView) -> bool:
+    """Anchors never need every source extracted again: they are evaluated on every assembly."""
+    return False
+
+
+def annotate(ctx: PassContext, rel: str, data: bytes, extraction: m.Extraction) -> m.Extraction:
+    return extraction
+
+
+def enrich(ctx: PassContext) -> None:
+    """Nothing before resolution: anchors read the assembled nodes."""
+
+
+def assemble(ctx: PassContext) -> None:
+    """Nothing before the edge groups: anchor edges are redone after assembly, on every run."""
+
+
+def post_assembly(ctx: PassContext) -> None:
     """Vault builds: mark stale and superseded notes (and what they own), add `anchored_to` and
     `supersedes` edges, remember the anchored files so a code change triggers a reassembly."""
     if ctx.scope.kind != "vault":
