@@ -41,7 +41,7 @@ def test_every_pass_defines_every_hook_of_the_protocol() -> None:
     hooks = [name for name in vars(Pass) if not name.startswith("_")]
     assert sorted(hooks) == ["annotate", "assemble", "check_mode", "enrich", "post_assembly"]
     passes = engine.pass_modules("vault")
-    assert [p.__name__ for p in passes] == ["extract.llm_pass", "vault_kg.anchors"]
+    assert [p.__name__ for p in passes] == ["extract.llm_pass", "vault_kg.anchor_pass"]
     for module in passes:
         assert all(callable(getattr(module, hook, None)) for hook in hooks), module.__name__
     assert engine.pass_modules("code") == ()

@@ -17,7 +17,8 @@ from typing import Any
 
 from .core import model as m
 from .anchor_spans import SymbolCache, is_markdown, qualname, split_locator, supported, supported_extensions, symbol_name
-from .anchors import NoteIndex, cache_path, load_records, parse_date, today
+from .anchor_dates import parse_date, today
+from .anchors import NoteIndex, cache_path, load_records
 from .core.config import Config, load_config
 from .core.errors import KgError
 from .frontmatter_edit import EditableFrontmatter

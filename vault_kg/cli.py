@@ -148,7 +148,7 @@ def _report_dirty_notes(scope: Scope, relpaths: list[str]) -> None:
     """After a code edit, one line per anchored vault note that just went dirty."""
     if not relpaths:
         return
-    from .anchors import dirty_notes_for_paths
+    from .anchor_check import dirty_notes_for_paths
     from .scopes import vault_scope
 
     try:

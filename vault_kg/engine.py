@@ -46,9 +46,9 @@ def pass_modules(kind: str) -> tuple[Pass, ...]:
         return ()
     from extract import llm_pass
 
-    from . import anchors
+    from . import anchor_pass
 
-    return (llm_pass, anchors)
+    return (llm_pass, anchor_pass)
 
 
 def deps_changed(recorded: dict[str, list[int]]) -> bool:

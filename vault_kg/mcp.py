@@ -290,7 +290,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
 
 def run_check(vault: Scope, scope: Scope) -> dict[str, Any]:
     """`kg check` through the anchors module: the vault's anchors, or only those into one project."""
-    from .anchors import check, format_check
+    from .anchor_check import check, format_check
 
     report = check(vault, None if scope.kind == "vault" else [scope.name])
     return {**report, "text": format_check(report)}
