@@ -20,7 +20,8 @@ from typing import Any
 
 from extract.js_config import LANGUAGE as JS_CONFIG
 from extract.js_paths import JsPathMapper
-from extract.languages import BY_NAME, python_module_name
+from extract.lang.python import python_module_name
+from extract.languages import BY_NAME
 from vault_kg.core.adapter import Resolution
 from vault_kg.core.model import CALLS, CLASS, EXTERNAL, IMPORTS, LOCATOR_SEP, Extraction, Ref, edge, external_id, file_id
 
