@@ -2,7 +2,9 @@
 
 A `vault_kg.core.passes.Pass`: it only acts after assembly (anchors are evaluated on every
 assembly, against the files as they are now), and records the anchored files and the config as
-dependencies, so a code change makes the next update reassemble.
+dependencies, so a code change makes the next update reassemble. Importing it is cheap (the
+evaluation and its tree-sitter spans load when a build reaches `post_assembly`), so a fast path
+may call `check_mode` through `vault_kg.engine.pass_modules` without paying for them.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ import os
 from typing import Any
 
 from .anchor_dates import today
-from .anchor_spans import SymbolCache
-from .anchors import cache_path, evaluate, owned_stale, owners_from_nodes, record_from_frontmatter
 from .core import model as m
 from .core.config import config_path, load_config
 from .core.errors import KgError
@@ -55,6 +55,9 @@ def assemble(ctx: PassContext) -> None:
 def post_assembly(ctx: PassContext) -> None:
     """Vault builds: mark stale and superseded notes (and what they own), add `anchored_to` and
     `supersedes` edges, remember the anchored files so a code change triggers a reassembly."""
+    from .anchor_spans import SymbolCache
+    from .anchors import cache_path, evaluate, owned_stale, owners_from_nodes, record_from_frontmatter
+
     if ctx.scope.kind != "vault":
         return
     try:
