@@ -55,7 +55,7 @@ def main() -> None:
 
     from extract.code import symbols_of
     from extract.code_scan import list_sources
-    from vault_kg.anchors import check
+    from vault_kg.anchor_check import check
     from vault_kg.projects import add_project
     from vault_kg.scopes import vault_scope
 
@@ -132,7 +132,7 @@ def main() -> None:
     lines[info["line"] - 1] = lines[info["line"] - 1].replace(name, name + "_renamed", 1)
     victim.write_text("\n".join(lines))
     age_file(victim, 1600)
-    from vault_kg import anchors
+    from vault_kg import anchor_pass as anchors
 
     timed: list[float] = []
     original = anchors.post_assembly

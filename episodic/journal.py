@@ -3,7 +3,7 @@
 Writing an entry must be fast and must never wait for the recall index, so this module imports
 nothing heavy. The frontmatter always has the same number of lines, so appending an entry never
 moves an earlier entry: every entry keeps its `file:line` for good. Day files are written through
-the vault's one guarded writer (`vault_kg.vault_write`): no symlinked day file or journal folder
+the vault's one write guard (`vault_kg.core.vault_guard`): no symlinked day file or journal folder
 leading out of the vault, no read-only file forced, no secret in what is appended.
 """
 
@@ -16,9 +16,9 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from vault_kg.errors import KgError, StoreBusy
-from vault_kg.secrets import redact
-from vault_kg.vault_write import write_note
+from vault_kg.core.errors import KgError, StoreBusy
+from vault_kg.core.secrets import redact
+from vault_kg.core.vault_guard import check_writable, safe_relpath, write_plain
 
 JOURNAL_DIRNAME = "journal"
 OUT_DIRNAME = "kg-out"
@@ -95,7 +95,7 @@ def out_dir(vault: Path) -> Path:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write via a hidden temp file in the same folder + os.replace: readers see old or new."""
-    from vault_kg.store import atomic_write
+    from vault_kg.core.store import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text.encode("utf-8"))
@@ -118,7 +118,7 @@ def parse_entries(text: str, day: date, relpath: str) -> list[Entry]:
 
 def read_day(vault: Path, day: date) -> list[Entry]:
     """The entries of ``day`` in file order (empty when there is no journal for that day)."""
-    from vault_kg.safe_read import read_regular
+    from vault_kg.core.safe_read import read_regular
 
     path = day_file(vault, day)
     try:
@@ -198,7 +198,7 @@ def append_entry(
         with _lock(vault, "journal.lock", lock_timeout):
             old = _read_existing(vault, relpath)
             new = _with_entry(old, day, heading, body, relpath)
-            write_note(vault, relpath, new, contract=False, scan=f"{heading}\n{body}")
+            write_plain(vault, relpath, new, scan=f"{heading}\n{body}")
     except Timeout as exc:
         raise StoreBusy(
             f"{path}: another kg process has been writing the journal for {lock_timeout:.0f}s; try again"
@@ -211,8 +211,6 @@ def append_entry(
 
 def _read_existing(vault: Path, relpath: str) -> str:
     """The day file's text exactly as it is (line endings kept), read only through the vault's path guard."""
-    from vault_kg.vault_write import check_writable, safe_relpath
-
     target = safe_relpath(vault, relpath)
     check_writable(target, relpath)
     try:

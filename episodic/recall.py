@@ -30,9 +30,9 @@ from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from vault_kg.errors import KgError, StoreBusy
-from vault_kg.safe_read import inside, read_regular
-from vault_kg.secrets import redact
+from vault_kg.core.errors import KgError, StoreBusy
+from vault_kg.core.safe_read import inside, read_regular
+from vault_kg.core.secrets import redact
 
 from .dates import DateRange, resolve, resolve_timezone, today_in
 from .embedder import EmbedderSettings, EmbedderUnavailable, embed_query, load_settings, preload, provider_kwargs, reachable
@@ -516,7 +516,7 @@ def _within(hits: list[Hit], window: DateRange | None, limit: int) -> list[Hit]:
 def format_result(result: RecallResult) -> str:
     """Plain text: one header line per entry (date, time, project, file:line), then its text,
     every line from the journal one-lined and fence-safe (it reaches agents through MCP)."""
-    from vault_kg.agent_text import one_line
+    from vault_kg.core.agent_text import one_line
 
     if not result.hits:
         where = ""

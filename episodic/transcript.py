@@ -16,8 +16,8 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from vault_kg.errors import KgError
-from vault_kg.safe_read import inside, read_regular
+from vault_kg.core.errors import KgError
+from vault_kg.core.safe_read import inside, read_regular
 
 from .journal import Entry, append_entry
 
@@ -191,7 +191,7 @@ def _project_of(cwd: str) -> str:
     """The repository the session ran in (walk up to `.git`, as git does), else the folder name."""
     if not cwd:
         return ""
-    from vault_kg.config import find_repo_upwards
+    from vault_kg.core.config import find_repo_upwards
 
     folder = Path(cwd)
     try:

@@ -20,20 +20,11 @@ import tree_sitter as ts
 from extract import code_resolve, code_scan, js_config
 from extract.anchors import BLOCK_CLOSE, BLOCK_OPEN, normalized_hash, splice
 from extract.redaction import redact_extraction
-from extract.languages import (
-    CLASS_LIKE,
-    MODULE_SEGMENTS,
-    VIRTUAL,
-    Language,
-    base_name,
-    language_for,
-    parser_for,
-    python_module_name,
-    query_for,
-    text,
-)
-from vault_kg.adapter import Resolution, SourceSkip
-from vault_kg.model import CLASS, CONTAINS, FILE, FUNCTION, LOCATOR_SEP, METHOD, MODULE, Extraction, Ref, edge, file_id
+from extract.lang.base import CLASS_LIKE, MODULE_SEGMENTS, VIRTUAL, Language, base_name, text
+from extract.lang.python import python_module_name
+from extract.languages import language_for, parser_for, query_for
+from vault_kg.core.adapter import Resolution, SourceSkip
+from vault_kg.core.model import CLASS, CONTAINS, FILE, FUNCTION, LOCATOR_SEP, METHOD, MODULE, Extraction, Ref, edge, file_id
 
 GO_MOD = "go.mod"
 _WS = re.compile(r"\s+")
@@ -169,7 +160,7 @@ class _FileExtractor:
             while stack and stack[-1].end <= sym.start:
                 stack.pop()
             sym.parent = stack[-1] if stack else None
-            if sym.node.type == "method_declaration" and lang.name == "go":
+            if sym.node.type == lang.receiver_methods:
                 sym.parent = self._go_receiver(sym)
             self._name_symbol(sym, used)
             stack.append(sym)
@@ -312,13 +303,8 @@ class _FileExtractor:
         package = self._package(root)
         if package:
             attrs["package"] = meta["package"] = package
-        exported = self._python_all(root) if self.lang.name == "python" else None
-        if exported is not None:
-            meta["all"] = exported
-        if self.lang.name == "python":
-            aliases = self._python_aliases(root)
-            if aliases:
-                meta["aliases"] = aliases
+        if self.lang.module_meta is not None:
+            meta.update(self.lang.module_meta(root, self.src))
         default = self._default_export(root)
         if default:
             meta["default_export"] = default
@@ -334,34 +320,6 @@ class _FileExtractor:
                 ids = [c for c in child.named_children if c.type in ("scoped_identifier", "identifier")]
                 return text(ids[0], self.src) if ids else ""
         return ""
-
-    def _python_aliases(self, root: ts.Node) -> dict[str, str]:
-        """Module-level ``name = other.name`` assignments: names that are another symbol."""
-        aliases: dict[str, str] = {}
-        for child in root.named_children:
-            stmt = child.named_children[0] if child.type == "expression_statement" and child.named_children else child
-            if stmt.type != "assignment":
-                continue
-            left, right = stmt.child_by_field_name("left"), stmt.child_by_field_name("right")
-            if left is not None and right is not None and left.type == "identifier" and right.type in ("identifier", "attribute"):
-                aliases[text(left, self.src)] = text(right, self.src)
-        return aliases
-
-    def _python_all(self, root: ts.Node) -> list[str] | None:
-        """The literal ``__all__`` of a Python module (what ``from m import *`` takes), if any."""
-        names: list[str] | None = None
-        for child in root.named_children:
-            stmt = child.named_children[0] if child.type == "expression_statement" and child.named_children else child
-            if stmt.type not in ("assignment", "augmented_assignment"):
-                continue
-            if text(stmt.child_by_field_name("left"), self.src) != "__all__":
-                continue
-            right = stmt.child_by_field_name("right")
-            if right is None or right.type not in ("list", "tuple"):
-                continue
-            found = [text(s, self.src).strip("'\"") for s in right.named_children if s.type == "string"]
-            names = (names or []) + found if stmt.type == "augmented_assignment" else found
-        return names
 
     def _default_export(self, root: ts.Node) -> str:
         if "export_statement" not in self.lang.wrappers:

@@ -20,9 +20,10 @@ from typing import Any
 
 from extract.js_config import LANGUAGE as JS_CONFIG
 from extract.js_paths import JsPathMapper
-from extract.languages import BY_NAME, python_module_name
-from vault_kg.adapter import Resolution
-from vault_kg.model import CALLS, CLASS, EXTERNAL, IMPORTS, LOCATOR_SEP, Extraction, Ref, edge, external_id, file_id
+from extract.lang.python import python_module_name
+from extract.languages import BY_NAME
+from vault_kg.core.adapter import Resolution
+from vault_kg.core.model import CALLS, CLASS, EXTERNAL, IMPORTS, LOCATOR_SEP, Extraction, Ref, edge, external_id, file_id
 
 Target = tuple[str, str]
 _DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*$")
@@ -649,98 +650,116 @@ def _resolve_call(scope: _Scope, rel: str, ref: Ref) -> Target | None:
     return scope.member(head, name)
 
 
-def resolve(extractions: dict[str, Extraction]) -> Resolution:
-    """Edges and derived nodes for every import, call and base of every file, in sorted order."""
-    scope = _Scope(extractions)
-    resolution = Resolution()
-    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
-    externals: dict[str, set[str]] = defaultdict(set)
-    unresolved: dict[str, list[str]] = defaultdict(list)
-    unresolved_imports: dict[str, set[str]] = defaultdict(set)
-    builtin_calls: dict[str, int] = defaultdict(int)
-    call_memo: dict[tuple[Any, ...], Target | None] = {}
+class _Collector:
+    """The edges and per-node notes of one resolution, collected ref by ref."""
 
-    def add(source: str, target: str, relation: str, owner: str, line: int | None, **extra: Any) -> None:
+    def __init__(self, scope: _Scope) -> None:
+        self.scope = scope
+        self.resolution = Resolution()
+        self.edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.externals: dict[str, set[str]] = defaultdict(set)
+        self.unresolved: dict[str, list[str]] = defaultdict(list)
+        self.unresolved_imports: dict[str, set[str]] = defaultdict(set)
+        self.builtin_calls: dict[str, int] = defaultdict(int)
+        self.call_memo: dict[tuple[Any, ...], Target | None] = {}
+
+    def add(self, source: str, target: str, relation: str, owner: str, line: int | None, **extra: Any) -> None:
         key = (source, target, relation)
-        existing = edges.get(key)
+        existing = self.edges.get(key)
         if existing is None:
-            edges[key] = edge(source, target, relation, owner, line, count=1, **extra)
+            self.edges[key] = edge(source, target, relation, owner, line, count=1, **extra)
         else:
             existing["count"] += 1
         if target.startswith("external:"):
-            externals[target].add(owner)
+            self.externals[target].add(owner)
 
+    def import_ref(self, rel: str, ref: Ref) -> None:
+        scope, fid = self.scope, file_id(rel)
+        specs = scope.code[rel].get("imports", [])
+        index = ref.attrs.get("spec", 0)
+        spec = specs[index] if index < len(specs) else {}
+        target = scope.module_of(rel, spec) if spec.get("star") else scope.binding(rel, index)
+        if target is None and not spec.get("star"):
+            target = scope.module_of(rel, spec)
+        if target is not None and target[0] == "pkg":
+            for member_file in scope.package_files(target[1]):
+                self.add(fid, file_id(member_file), IMPORTS, rel, ref.line)
+            return
+        node = _node_of(target)
+        if node is None:
+            shown = "." * spec.get("level", 0) + spec.get("module", ref.target)
+            self.unresolved_imports[fid].add(shown + (f" ({spec['name']})" if spec.get("name") else ""))
+            return
+        if node != fid:
+            self.add(fid, node, IMPORTS, rel, ref.line)
+
+    def call_ref(self, rel: str, ref: Ref) -> None:
+        attrs = ref.attrs
+        call_key = (rel, ref.source, attrs.get("recv"), attrs.get("name"), attrs.get("cls"), attrs.get("self"), attrs.get("new"))
+        if call_key in self.call_memo:
+            target = self.call_memo[call_key]
+        else:
+            target = self.call_memo[call_key] = _resolve_call(self.scope, rel, ref)
+        if target is not None and target[0] == "builtin":
+            self.builtin_calls[ref.source] += 1
+            return
+        node = _node_of(target) if target is None or target[0] != "mod" else None
+        if node is None:
+            self.unresolved[ref.source].append(_call_display(ref))
+            return
+        self.add(ref.source, node, CALLS, rel, ref.line, **({"decorator": True} if ref.attrs.get("decorator") else {}))
+
+    def base_ref(self, rel: str, ref: Ref) -> None:
+        target = None
+        if _DOTTED.match(ref.target):
+            target = self.scope.resolve_expr(rel, ref.attrs.get("scope"), _SPLIT.split(ref.target))
+        node = _node_of(target) if target is not None and target[0] in ("sym", "ext") else None
+        if node is None or node == ref.source:
+            self.resolution.nodes.setdefault(ref.source, {}).setdefault("unresolved_bases", []).append(ref.target)
+            return
+        self.add(ref.source, node, ref.relation, rel, ref.line)
+
+    def finish(self) -> Resolution:
+        """The resolution: derived nodes carry what stayed unresolved, externals list their owners."""
+        resolution, nodes = self.resolution, self.resolution.nodes
+        for caller, names in self.unresolved.items():
+            if names:
+                attrs = nodes.setdefault(caller, {})
+                attrs["unresolved_calls"] = len(names)
+                attrs["unresolved_call_names"] = sorted(set(names))
+        for caller, count in self.builtin_calls.items():
+            nodes.setdefault(caller, {})["builtin_calls"] = count
+        for config in self.scope.js_paths.configs:
+            missing = self.scope.js_paths.missing_extends(config)
+            if missing:
+                nodes.setdefault(file_id(config), {})["unresolved_extends"] = missing
+        for fid, names in self.unresolved_imports.items():
+            nodes.setdefault(fid, {})["unresolved_imports"] = sorted(names)
+        for attrs in nodes.values():
+            if "unresolved_bases" in attrs:
+                attrs["unresolved_bases"] = sorted(set(attrs["unresolved_bases"]))
+        for ext_id, owners in self.externals.items():
+            name = ext_id.removeprefix("external:")
+            nodes[ext_id] = {"kind": EXTERNAL, "label": name, "source": min(owners), "sources": sorted(owners)}
+        resolution.nodes = dict(sorted(nodes.items()))
+        resolution.edges = [self.edges[key] for key in sorted(self.edges)]
+        return resolution
+
+
+def resolve(extractions: dict[str, Extraction]) -> Resolution:
+    """Edges and derived nodes for every import, call and base of every file, in sorted order."""
+    scope = _Scope(extractions)
+    collect = _Collector(scope)
     for rel in sorted(extractions):
-        extraction = extractions[rel]
         if rel not in scope.language or not scope.language[rel] or scope.language[rel] not in BY_NAME:
             continue
-        fid = file_id(rel)
-        specs = scope.code[rel].get("imports", [])
-        for ref in extraction.refs:
+        for ref in extractions[rel].refs:
             if ref.relation == IMPORTS:
-                index = ref.attrs.get("spec", 0)
-                spec = specs[index] if index < len(specs) else {}
-                target = scope.module_of(rel, spec) if spec.get("star") else scope.binding(rel, index)
-                if target is None and not spec.get("star"):
-                    target = scope.module_of(rel, spec)
-                if target is not None and target[0] == "pkg":
-                    for member_file in scope.package_files(target[1]):
-                        add(fid, file_id(member_file), IMPORTS, rel, ref.line)
-                    continue
-                node = _node_of(target)
-                if node is None:
-                    shown = "." * spec.get("level", 0) + spec.get("module", ref.target)
-                    unresolved_imports[fid].add(shown + (f" ({spec['name']})" if spec.get("name") else ""))
-                    continue
-                if node != fid:
-                    add(fid, node, IMPORTS, rel, ref.line)
+                collect.import_ref(rel, ref)
             elif ref.relation == CALLS:
-                attrs = ref.attrs
-                call_key = (rel, ref.source, attrs.get("recv"), attrs.get("name"), attrs.get("cls"), attrs.get("self"), attrs.get("new"))
-                if call_key in call_memo:
-                    target = call_memo[call_key]
-                else:
-                    target = call_memo[call_key] = _resolve_call(scope, rel, ref)
-                if target is not None and target[0] == "builtin":
-                    builtin_calls[ref.source] += 1
-                    continue
-                node = _node_of(target) if target is None or target[0] != "mod" else None
-                if node is None:
-                    unresolved[ref.source].append(_call_display(ref))
-                    continue
-                add(ref.source, node, CALLS, rel, ref.line, **({"decorator": True} if ref.attrs.get("decorator") else {}))
+                collect.call_ref(rel, ref)
             elif ref.relation in ("inherits", "implements"):
-                target = None
-                if _DOTTED.match(ref.target):
-                    target = scope.resolve_expr(rel, ref.attrs.get("scope"), _SPLIT.split(ref.target))
-                node = _node_of(target) if target is not None and target[0] in ("sym", "ext") else None
-                if node is None or node == ref.source:
-                    resolution.nodes.setdefault(ref.source, {}).setdefault("unresolved_bases", []).append(ref.target)
-                    continue
-                add(ref.source, node, ref.relation, rel, ref.line)
+                collect.base_ref(rel, ref)
     for record in scope.impl_edges:
-        add(record["source"], record["target"], record["relation"], record["owner"], record["line"])
-
-    for caller, names in unresolved.items():
-        if names:
-            attrs = resolution.nodes.setdefault(caller, {})
-            attrs["unresolved_calls"] = len(names)
-            attrs["unresolved_call_names"] = sorted(set(names))
-    for caller, count in builtin_calls.items():
-        resolution.nodes.setdefault(caller, {})["builtin_calls"] = count
-    for config in scope.js_paths.configs:
-        missing = scope.js_paths.missing_extends(config)
-        if missing:
-            resolution.nodes.setdefault(file_id(config), {})["unresolved_extends"] = missing
-    for fid, names in unresolved_imports.items():
-        resolution.nodes.setdefault(fid, {})["unresolved_imports"] = sorted(names)
-    for attrs in resolution.nodes.values():
-        if "unresolved_bases" in attrs:
-            attrs["unresolved_bases"] = sorted(set(attrs["unresolved_bases"]))
-    for ext_id, owners in externals.items():
-        name = ext_id.removeprefix("external:")
-        resolution.nodes[ext_id] = {"kind": EXTERNAL, "label": name, "source": min(owners), "sources": sorted(owners)}
-    resolution.nodes = dict(sorted(resolution.nodes.items()))
-    resolution.edges = [edges[key] for key in sorted(edges)]
-    return resolution
-
+        collect.add(record["source"], record["target"], record["relation"], record["owner"], record["line"])
+    return collect.finish()

@@ -19,8 +19,8 @@ import pathspec
 
 from extract.js_config import is_config
 from extract.languages import BY_EXTENSION
-from vault_kg.adapter import SourceSkip
-from vault_kg.safe_read import display_name, file_kind, read_regular, valid_name
+from vault_kg.core.adapter import SourceSkip
+from vault_kg.core.safe_read import display_name, file_kind, read_regular, valid_name
 
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_IGNORE_BYTES = 1_000_000

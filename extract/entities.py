@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from difflib import SequenceMatcher
 from typing import Any
 
-from vault_kg.model import (
+from vault_kg.core.model import (
     AMBIGUOUS,
     CONFIDENCE_SCORE,
     ENTITY,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from vault_kg.secrets import redact
+from vault_kg.core.secrets import redact
 
 FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 # Every pattern here runs on every line of every note, so each must stay linear on any input:

@@ -25,7 +25,8 @@ from typing import Any
 
 import orjson
 
-from vault_kg import model as m
+from vault_kg.core import model as m
+from vault_kg.core.passes import CacheView, PassContext, ScopeView
 
 MODE_META = "llm_mode"
 COUNTS_META = "llm_counts"
@@ -60,8 +61,8 @@ class Settings:
         }
 
 
-def settings(scope: Any, cfg: Any = None) -> Settings:
-    from vault_kg.config import load_config
+def settings(scope: ScopeView, cfg: Any = None) -> Settings:
+    from vault_kg.core.config import load_config
 
     from .llm_cache import LlmCache, cache_dir_for
 
@@ -75,13 +76,13 @@ def settings(scope: Any, cfg: Any = None) -> Settings:
     return Settings(True, cfg.ollama_model, info.get("digest"), num_ctx, cache_dir)
 
 
-def _settings(ctx: Any) -> Settings:
+def _settings(ctx: PassContext) -> Settings:
     if "llm" not in ctx.state:
         ctx.state["llm"] = settings(ctx.scope)
     return ctx.state["llm"]
 
 
-def check_mode(scope: Any, cache: Any) -> bool:
+def check_mode(scope: ScopeView, cache: CacheView) -> bool:
     """True when every note must be looked at again: the pass was turned on or off, or the model,
     prompt or options changed. A new digest needs it only once some note holds an answer (before
     that, no note depends on it)."""
@@ -106,7 +107,7 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def annotate(ctx: Any, rel: str, data: bytes, ext: m.Extraction) -> m.Extraction:
+def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Extraction:
     """Look the note's chunk answers up in the cache: "answered" (verified in `enrich`) or pending."""
     s = _settings(ctx)
     if not s.enabled or ext.quarantine:
@@ -158,7 +159,7 @@ def _changed(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
     return {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
 
 
-def enrich(ctx: Any) -> None:
+def enrich(ctx: PassContext) -> None:
     """Verify newly answered notes, and re-verify the answered notes whose names changed meaning."""
     if ctx.scope.kind != "vault" or not _settings(ctx).enabled:
         return
@@ -215,7 +216,7 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     )
 
 
-def assemble(ctx: Any) -> None:
+def assemble(ctx: PassContext) -> None:
     """Likely duplicate entity names, listed for a human (never merged); recomputed only when the
     set of entity names changed."""
     if ctx.scope.kind != "vault":
@@ -234,3 +235,7 @@ def assemble(ctx: Any) -> None:
         ctx.cache.put_blob(DUPLICATES_BLOB, (digest, duplicates))
     if duplicates:
         ctx.result.extra.setdefault("graph_attrs", {})["likely_duplicates"] = duplicates
+
+
+def post_assembly(ctx: PassContext) -> None:
+    """Nothing to do after assembly: the model pass's edges are owned by their notes."""

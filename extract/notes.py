@@ -1,6 +1,6 @@
 """The deterministic pass over a vault: frontmatter, tags, wikilinks, headings. No model.
 
-`VaultAdapter` is the vault's implementation of `vault_kg.adapter.ScopeAdapter`. Extraction is a
+`VaultAdapter` is the vault's implementation of `vault_kg.core.adapter.ScopeAdapter`. Extraction is a
 pure function of a note's bytes; resolution (which note a `[[link]]` means) needs the whole vault
 and runs on every assembly, which is what lets a dangling link resolve once its target appears.
 """
@@ -17,10 +17,10 @@ from typing import Any
 
 import yaml
 
-from vault_kg import model as m
-from vault_kg.adapter import Resolution, SourceSkip
-from vault_kg.safe_read import display_name, file_kind, valid_name
-from vault_kg.secrets import redact
+from vault_kg.core import model as m
+from vault_kg.core.adapter import Resolution, SourceSkip
+from vault_kg.core.safe_read import display_name, file_kind, valid_name
+from vault_kg.core.secrets import redact
 
 from .links import Link, normalize_tag, scan_markdown
 from .redaction import redact_extraction
@@ -237,21 +237,16 @@ def _key_line(fm_text: str, key: str) -> int:
     return fm_text.count("\n", 0, match.start()) + 2 if match else 1
 
 
-def extract_note(relpath: str, data: bytes) -> m.Extraction:
-    """Extract one note. Never raises: unreadable input is quarantined with a reason."""
-    digest = content_hash(data)
+def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any] | str:
+    """(text, frontmatter text, frontmatter, markdown scan) of a note, or why it is quarantined."""
     if len(data) > MAX_NOTE_BYTES:
-        return _quarantined(
-            relpath, digest,
-            f"note is {len(data) / 1e6:.1f} MB, over the {MAX_NOTE_BYTES / 1e6:.0f} MB cap; split it or raise KG_MAX_NOTE_BYTES",
-            len(data),
-        )
+        return f"note is {len(data) / 1e6:.1f} MB, over the {MAX_NOTE_BYTES / 1e6:.0f} MB cap; split it or raise KG_MAX_NOTE_BYTES"
     if b"\x00" in data[:8192]:
-        return _quarantined(relpath, digest, "binary content (NUL bytes) in a .md file; move it out of the vault or rename it", len(data))
+        return "binary content (NUL bytes) in a .md file; move it out of the vault or rename it"
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return _quarantined(relpath, digest, f"not UTF-8 text (byte {exc.start}); re-save the note as UTF-8", len(data))
+        return f"not UTF-8 text (byte {exc.start}); re-save the note as UTF-8"
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     fm_text, body, body_line = split_frontmatter(text)
     fm: dict[str, Any] = {}
@@ -259,23 +254,37 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
         try:
             fm = parse_frontmatter(fm_text)
         except ValueError as exc:
-            return _quarantined(relpath, digest, f"{exc}; fix the frontmatter and run `kg update`", len(data))
+            return f"{exc}; fix the frontmatter and run `kg update`"
     try:
         scan = scan_markdown(body, body_line)
     except RecursionError:
-        return _quarantined(relpath, digest, "note structure too deeply nested to scan", len(data))
+        return "note structure too deeply nested to scan"
+    return text, fm_text, fm, scan
 
+
+def _frontmatter_tags(fm: dict[str, Any]) -> list[str]:
+    tags: list[str] = []
+    for raw in _string_list(fm.get("tags")) + _string_list(fm.get("tag")):
+        tag = normalize_tag(raw)
+        if tag and tag not in tags:
+            tags.append(tag)
+    return tags
+
+
+def extract_note(relpath: str, data: bytes) -> m.Extraction:
+    """Extract one note. Never raises: unreadable input is quarantined with a reason."""
+    digest = content_hash(data)
+    parsed = _parse(data)
+    if isinstance(parsed, str):
+        return _quarantined(relpath, digest, parsed, len(data))
+    text, fm_text, fm, scan = parsed
     nid = m.note_id(relpath)
     h1 = next((h.text for h in scan.headings if h.level == 1), None)
     title = str(fm.get("title") or h1 or note_title_from_path(relpath)).strip()
     aliases = sorted(set(_alias_list(fm.get("aliases")) + _alias_list(fm.get("alias"))))
     summary_raw = fm.get("summary")
     summary = "" if summary_raw is None else str(json_safe(summary_raw)).strip()
-    fm_tags: list[str] = []
-    for raw in _string_list(fm.get("tags")) + _string_list(fm.get("tag")):
-        tag = normalize_tag(raw)
-        if tag and tag not in fm_tags:
-            fm_tags.append(tag)
+    fm_tags = _frontmatter_tags(fm)
     inline_tags = [tag for tag, _ in scan.tags]
     all_tags = sorted(set(fm_tags) | set(inline_tags))
     props = {str(k): json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}}

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vault_kg import model as m
-from vault_kg.secrets import redact, redact_data
+from vault_kg.core import model as m
+from vault_kg.core.secrets import redact, redact_data
 
 ID_KEYS = frozenset({"source", "target", "owner", "key", "relation", "anchor", "sources", "referrers", "locator"})
 

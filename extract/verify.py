@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from vault_kg.model import AMBIGUOUS, EXTRACTED, INFERRED
+from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED
 
 from .entities import canonical_name, find_mention, match_key, surface_forms
 

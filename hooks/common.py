@@ -1,6 +1,6 @@
 """What every hook needs before it knows whether there is work: the vault, the projects, a log.
 
-Only the standard library and `vault_kg.config` (tomllib) are imported here, so a hook that has
+Only the standard library and `vault_kg.core.config` (tomllib) are imported here, so a hook that has
 nothing to do exits in a few milliseconds of its own time.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_kg.config import OUT_DIRNAME, Config, config_path, find_repo_upwards, find_vault_upwards, inside, load_config
+from vault_kg.core.config import OUT_DIRNAME, Config, config_path, find_repo_upwards, find_vault_upwards, inside, load_config
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000

@@ -95,7 +95,7 @@ def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     if env.vault is None:
         return []
     try:
-        from vault_kg.anchors import dirty_notes_for_paths
+        from vault_kg.anchor_check import dirty_notes_for_paths
     except ImportError:
         return []
     return list(dirty_notes_for_paths(vault_scope(env.vault, cfg=env.cfg), project, [rel]))

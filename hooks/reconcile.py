@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vault_kg.config import OUT_DIRNAME
+from vault_kg.core.config import OUT_DIRNAME
 
 DONE = "reconciled.stamp"
 STARTED = "reconcile.started"
@@ -74,7 +74,7 @@ def launch(targets: list[dict[str, str]]) -> None:
 
 def handle(payload: dict[str, Any]) -> None:
     """Full update of each target scope (`{"kind": "vault"|"code", "name", "root"}`), then stamp."""
-    from vault_kg.config import load_config
+    from vault_kg.core.config import load_config
     from vault_kg.engine import run
     from vault_kg.scopes import project_scope, vault_scope
 

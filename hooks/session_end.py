@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 from .common import hook_env, is_built
 

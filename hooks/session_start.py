@@ -9,15 +9,14 @@ days) and the whole text stays under `brief_chars`, with what was cut named.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable
 
-from vault_kg.agent_text import one_line as _one_line
-from vault_kg.config import OUT_DIRNAME
-from vault_kg.safe_read import read_text
+from vault_kg.core.agent_text import one_line as _one_line
+from vault_kg.core.config import OUT_DIRNAME
+from vault_kg.core.safe_read import read_text
 
 from . import reconcile
 from .common import HookEnv, hook_env, log_failure
@@ -80,11 +79,10 @@ def safely(env: HookEnv, fn: Callable[..., list[str]], *args: Any) -> list[str]:
 
 
 def read_brief(root: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((root / OUT_DIRNAME / "brief.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    from graph_out.formats import read_brief as read
+
+    brief = read(root / OUT_DIRNAME / "brief.json")
+    return None if brief is None else dict(brief)
 
 
 def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
@@ -95,8 +93,6 @@ def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
 def node_lines(brief: dict[str, Any], with_line: bool) -> list[str]:
     lines = []
     for node in brief.get("god_nodes", [])[:GOD_NODES]:
-        if not isinstance(node, dict):
-            continue
         where = one_line(node.get("source"), 200)
         if with_line and node.get("line"):
             where += f":{one_line(node['line'], 12)}"
@@ -123,7 +119,7 @@ def declared_conventions(env: HookEnv, project: str | None, root: Path | None) -
 
 def convention_lines(brief: dict[str, Any], declared: list[str]) -> list[str]:
     """The declared convention notes with their summaries, in declaration order."""
-    notes = [c for c in brief.get("conventions", []) if isinstance(c, dict)]
+    notes = brief.get("conventions", [])
     chosen: list[dict[str, Any]] = []
     for item in declared:
         key = item.lower().lstrip("#")

@@ -139,7 +139,7 @@ def anchor(world: World, note_name: str, target: str) -> None:
 
 
 def check(world: World, *extra: str) -> dict:
-    from vault_kg.anchors import check as run_check
+    from vault_kg.anchor_check import check as run_check
     from vault_kg.scopes import vault_scope
 
     as_of = None

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from extract.code import CodeAdapter
-from vault_kg.adapter import Resolution
-from vault_kg.model import Extraction
+from vault_kg.core.adapter import Resolution
+from vault_kg.core.model import Extraction
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from anchor_helpers import World, anchor, kg, make_world, note, settle
 
-from vault_kg import model as m
+from vault_kg.core import model as m
 
 FETCH = "src/retry.py › class Client › method fetch"
 
@@ -92,7 +92,7 @@ def test_superseded_notes_are_flagged_and_linked(world: World) -> None:
 
 
 def test_missing_anchored_file_does_not_force_reassembly_on_every_update(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vault_kg import anchors
+    from vault_kg import anchor_pass
     from vault_kg.engine import run
     from vault_kg.scopes import vault_scope
 
@@ -101,7 +101,7 @@ def test_missing_anchored_file_does_not_force_reassembly_on_every_update(world: 
     assert first.nodes and nodes(world)["note:notes/Retry.md"]["stale_reason"] == "artifact missing: demo:src/retry.py"
     calls: list = []
     with monkeypatch.context() as patched:
-        patched.setattr(anchors, "post_assembly", lambda ctx: calls.append(ctx))
+        patched.setattr(anchor_pass, "post_assembly", lambda ctx: calls.append(ctx))
         run(vault_scope(world.vault))
     assert calls == []
     (world.repo / "src/retry.py").write_text("def fetch():\n    return 1\n")
@@ -110,7 +110,7 @@ def test_missing_anchored_file_does_not_force_reassembly_on_every_update(world: 
 
 
 def test_entities_extracted_from_a_dirty_note_go_stale_unless_another_note_vouches(world: World) -> None:
-    from vault_kg.anchors import post_assembly
+    from vault_kg.anchor_pass import post_assembly
     from vault_kg.engine import RunResult
     from vault_kg.scopes import vault_scope
 
@@ -131,7 +131,7 @@ def test_entities_extracted_from_a_dirty_note_go_stale_unless_another_note_vouch
 
 
 def test_valid_at_reads_graph_nodes_and_frontmatter() -> None:
-    from vault_kg.anchors import valid_at
+    from vault_kg.anchor_dates import valid_at
 
     node = {"kind": m.NOTE, "props": {"valid_from": "2024-01-01", "valid_to": "2024-06-01"}}
     assert not valid_at(node, "2023-12-31") and valid_at(node, "2024-01-01") and not valid_at(node, "2024-06-01")

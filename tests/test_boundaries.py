@@ -20,7 +20,7 @@ from conftest import kg_process
 from extract.llm import Chunk, build_prompt, chunk_note, prose_lines
 from vault_kg import query as q
 from vault_kg.engine import run
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 from vault_kg.graphview import load_view
 from vault_kg.scopes import vault_scope
 from vault_kg.vault_write import write_note

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract.code import CodeAdapter, extract_file
-from vault_kg.model import Extraction
+from vault_kg.core.model import Extraction
 
 S = " › "
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import kg_process
 from vault_kg import consolidate as c
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 from vaultops_helpers import git, isolate_git, note, snapshot, write
 
 REDIS_BODY = (

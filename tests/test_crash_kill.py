@@ -25,7 +25,7 @@ from robust_corpus import canonical, first_difference, fresh_build
 from vault_kg.cache import ScopeCache
 from vault_kg.engine import run
 from vault_kg.scopes import Scope, vault_scope
-from vault_kg.store import Layout
+from vault_kg.core.store import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 SOAK_SECONDS = float(os.environ.get("KG_SOAK_SECONDS", "0") or 0)

@@ -141,7 +141,7 @@ def test_a_repair_keeps_the_file_mode(world: World) -> None:
 
 
 def test_atomic_replace_keeps_mode_and_owner(tmp_path: Path) -> None:
-    from vault_kg.store import atomic_write
+    from vault_kg.core.store import atomic_write
 
     path = tmp_path / "note.md"
     path.write_text("old")
@@ -283,7 +283,7 @@ def test_journal_add_in_a_read_only_vault_is_one_line() -> None:
 
 @pytest.mark.parametrize("relpath", ["KG-OUT/x.md", "Kg-Out/x.md", "kg-out./x.md", ".OBSIDIAN/x.md", ".Git/x.md", "notes/Node_Modules/x.md", "notes/__PYCACHE__/x.md"])
 def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath: str) -> None:
-    from vault_kg.errors import KgError
+    from vault_kg.core.errors import KgError
     from vault_kg.mcp import remember_note
     from vault_kg.scopes import vault_scope
 
@@ -296,6 +296,6 @@ def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath
 
 def test_reserved_folders_match_the_scanner() -> None:
     from extract.notes import SKIP_DIRS
-    from vault_kg.vault_write import RESERVED_FOLDERS
+    from vault_kg.core.vault_guard import RESERVED_FOLDERS
 
     assert set(RESERVED_FOLDERS) == SKIP_DIRS

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from episodic.dates import resolve, resolve_timezone
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 PARIS = ZoneInfo("Europe/Paris")
 NOW = datetime(2025, 3, 12, 15, 0, tzinfo=PARIS)

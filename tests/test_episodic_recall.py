@@ -21,7 +21,7 @@ import pytest
 from episodic.journal import append_entry, day_file, list_days, read_day
 from episodic.recall import DB_NAME, JournalIndex, list_entries, recall
 from episodic_corpus import TASKS, write_journal
-from vault_kg.errors import StoreBusy
+from vault_kg.core.errors import StoreBusy
 
 UTC = ZoneInfo("UTC")
 END = date(2025, 3, 14)  # a Friday

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_kg.secrets import find_secrets, redact
+from vault_kg.core.secrets import find_secrets, redact
 
 SECRETS = {
     "aws-access-key": "AKIAIOSFODNN7EXAMPLE",

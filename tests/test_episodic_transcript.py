@@ -9,7 +9,7 @@ import pytest
 
 from episodic.journal import day_file
 from episodic.transcript import entry_text, journal_session, summarize_transcript
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "episodic" / "claude_session.jsonl"
 

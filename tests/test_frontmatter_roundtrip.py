@@ -21,7 +21,7 @@ from anchor_helpers import RETRY_PY, World, make_world
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 from vault_kg.frontmatter_edit import EditableFrontmatter, same
 
 FETCH = "src/retry.py › class Client › method fetch"

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import REPO
 from hook_world import World, fake_kg, make_world, session_payload
-from vault_kg.config import load_config
+from vault_kg.core.config import load_config
 from vault_kg.guardrails import JOURNAL, PROMOTION, REPO_NOTE, decide
 
 TODAY = date(2026, 3, 12)

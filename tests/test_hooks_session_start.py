@@ -16,7 +16,7 @@ from hook_world import World, make_world, session_payload, wait_for
 from hooks import reconcile
 from hooks.common import HookEnv
 from hooks.session_start import CLOSE, OPEN, build_brief, fit, one_line
-from vault_kg.config import load_config
+from vault_kg.core.config import load_config
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from robust_corpus import canonical, first_difference, fresh_build
-from vault_kg import model as m
+from vault_kg.core import model as m
 from vault_kg.engine import run
 from vault_kg.scopes import Scope, vault_scope
 

@@ -11,7 +11,7 @@ import pytest
 from filelock import FileLock
 
 from graph_out.html import render_html
-from vault_kg.store import load_json
+from vault_kg.core.store import load_json
 
 from vault_kg.engine import run
 from vault_kg.html_job import lock_held

@@ -10,7 +10,7 @@ from ollama_fake import FakeOllama, closed_port_url
 from typer.testing import CliRunner
 
 from vault_kg.commands.llm import register
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 
 def _app() -> typer.Typer:

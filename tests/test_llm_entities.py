@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from extract.entities import build_title_index, canonical_name, likely_duplicates, llm_graph
 from extract.llm import NoteLlmResult
-from vault_kg.model import AMBIGUOUS, EXTRACTED, INFERRED, MENTIONS
+from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED, MENTIONS
 
 
 def test_canonical_names_collapse_spelling_only() -> None:

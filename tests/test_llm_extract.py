@@ -15,7 +15,7 @@ from extract.llm import (
     ENTITY_TYPES, EXTRACTION_SCHEMA, MAX_ENTITIES, MAX_RELATIONS, NUM_PREDICT, RELATIONS, SEED, SYSTEM_PROMPT,
     OllamaExtractor, largest_answer, plan_note,
 )
-from vault_kg.model import AMBIGUOUS, EXTRACTED, INFERRED
+from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED
 
 
 def _extractor(url: str, cache: Path | None, **kw) -> OllamaExtractor:

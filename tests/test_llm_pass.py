@@ -14,8 +14,8 @@ from llm_notes import BASIC
 from ollama_fake import FakeOllama, closed_port_url
 
 from vault_kg import llm_worker
-from vault_kg import model as m
-from vault_kg.config import load_config
+from vault_kg.core import model as m
+from vault_kg.core.config import load_config
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extract.verify import verify_extraction
-from vault_kg.model import AMBIGUOUS, EXTRACTED, INFERRED
+from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED
 
 
 def _check(lines: dict[int, str], source: str, relation: str, target: str, line: int, **kw) -> dict:

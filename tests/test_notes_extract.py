@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from extract.links import normalize_tag, parse_wikilink, scan_markdown
 from extract.notes import extract_note
-from vault_kg import model as m
+from vault_kg.core import model as m
 
 NOTE = """---
 summary: Retry policy for the payments worker

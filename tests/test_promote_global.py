@@ -11,7 +11,7 @@ from conftest import kg_process
 from extract.notes import extract_note
 from vault_kg import promote as p
 from vault_kg.engine import run
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 from vault_kg.lint import check_note
 from vault_kg.scopes import vault_scope
 from vaultops_helpers import note, snapshot, write

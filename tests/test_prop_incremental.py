@@ -80,7 +80,7 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
     op, side, mode, seed = step
     if op == "answer":
         from vault_kg import llm_worker
-        from vault_kg.config import load_config
+        from vault_kg.core.config import load_config
 
         llm_worker.Worker(vs.root, vs.out, load_config()).drain()
         touched: list[Path] = []

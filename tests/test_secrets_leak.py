@@ -24,7 +24,7 @@ from vault_kg.engine import run
 from vault_kg.graphview import load_view
 from vault_kg.projects import add_project
 from vault_kg.scopes import project_scope, vault_scope
-from vault_kg.secrets import find_secrets, redact
+from vault_kg.core.secrets import find_secrets, redact
 
 _K = "EXAMPLE"
 # name -> (text as written, the secret body that must never appear)
@@ -314,7 +314,7 @@ def _sync_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subfolder: str =
 )
 def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str) -> None:
     from vault_kg import sync as sync_mod
-    from vault_kg.errors import KgError
+    from vault_kg.core.errors import KgError
     from vaultops_helpers import git
 
     top, vault = _sync_repo(tmp_path, monkeypatch)
@@ -335,7 +335,7 @@ def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: py
 
 def test_sync_runs_the_users_pre_commit_hook_and_commits_only_the_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from vault_kg import sync as sync_mod
-    from vault_kg.errors import KgError
+    from vault_kg.core.errors import KgError
     from vaultops_helpers import git
 
     top, vault = _sync_repo(tmp_path, monkeypatch, subfolder="notes-vault")

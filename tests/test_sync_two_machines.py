@@ -13,7 +13,7 @@ import pytest
 from conftest import EXAMPLE_VAULT, kg_process
 from episodic.journal import append_entry, read_day
 from vault_kg import sync as sync_mod
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 from vaultops_helpers import git, graph_without_root, isolate_git, snapshot, write
 
 DAY = datetime(2025, 3, 14, 9, 30)

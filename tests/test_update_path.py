@@ -105,7 +105,7 @@ def test_patched_table_equals_a_full_table(tmp_path: Path) -> None:
 
 def test_spliced_graph_json_is_the_canonical_encoding(tmp_path: Path) -> None:
     """graph.json is written from pre-encoded edge groups; it must equal a plain canonical dump."""
-    from vault_kg.store import dumps_json, load_json
+    from vault_kg.core.store import dumps_json, load_json
 
     vault = _vault(tmp_path / "v", notes=25)
     run(vault_scope(vault))

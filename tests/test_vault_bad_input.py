@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_kg import store
+from vault_kg.core import store
 from vault_kg.engine import run
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 from vault_kg.scopes import vault_scope
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from vault_kg import model as m
+from vault_kg.core import model as m
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 from vault_kg.vault_write import render_note, write_note
 
 GOOD = render_note("A decision about retries", ["scope/payments", "topic/retries"], "# Retries\n\nWe retry three times.")

@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import model as m
+from .core import model as m
 from .anchor_spans import SymbolCache, is_markdown, qualname, split_locator, supported, supported_extensions, symbol_name
-from .anchors import NoteIndex, cache_path, load_records, parse_date, today
-from .config import Config, load_config
-from .errors import KgError
+from .anchor_dates import parse_date, today
+from .anchors import NoteIndex, cache_path, load_records
+from .core.config import Config, load_config
+from .core.errors import KgError
 from .frontmatter_edit import EditableFrontmatter
 from .scopes import Scope
-from .vault_write import prepare_note, safe_relpath, write_note
+from .core.vault_guard import safe_relpath
+from .vault_write import prepare_note, write_note
 
 _DUPLICATE = re.compile(r" \(\d+\)$")
 MAX_CANDIDATES = 10
@@ -122,7 +124,7 @@ def wikilink(rel: str) -> str:
 def _refresh(vault: Scope, rels: list[str]) -> None:
     """Bring an already built vault graph up to date with the notes just written."""
     from .engine import run
-    from .store import Layout
+    from .core.store import Layout
 
     if Layout(vault.out).cache_db.exists():
         run(vault, paths=[vault.root / rel for rel in rels])

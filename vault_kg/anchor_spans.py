@@ -27,8 +27,8 @@ import orjson
 from extract.anchors import normalized_hash
 from extract.languages import BY_EXTENSION
 from extract.links import HEADING_RE, heading_text, line_roles
-from vault_kg.model import LOCATOR_SEP
-from vault_kg.store import atomic_write
+from vault_kg.core.model import LOCATOR_SEP
+from vault_kg.core.store import atomic_write
 
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 CACHE_VERSION = 1

@@ -1,17 +1,13 @@
-"""Anchored knowledge: which notes describe code that has changed since, decided without a model.
+"""Anchored knowledge: what an anchor is, and which notes it makes dirty, decided without a model.
 
 A note's frontmatter may carry `anchors:`, each `{project, locator, hash}` (a code symbol or a
 markdown span in a registered project) or `{note: "[[Other Note]]"}` (this note rests on another
 one). Recomputing every anchor against the files as they are now says, per note, one reason it is
 dirty: `artifact missing`, `symbol not found`, `hash changed: <locator>`, or `propagated from <id>`
 (dirtiness follows `anchored_to` edges from a note to the notes resting on it, and to what was
-extracted from it, and stops at superseded notes). The same evaluation serves `kg check`
-(`check`), the vault build (`post_assembly`: statuses, edges, the brief's `stale` list) and the
-PostToolUse hook (`dirty_notes_for_paths`).
-
-Validity windows live in frontmatter too (`valid_from`, `valid_to`, `superseded_by`,
-`supersedes`, `retired`, and an append-only `history`), so `valid_at` can answer what was
-believed on a given date.
+extracted from it, and stops at superseded notes). This module holds that evaluation; it serves
+`kg check` and the PostToolUse hook (`anchor_check`) and the vault build (`anchor_pass`).
+Validity windows (`valid_from`, `valid_to`, ...) are `anchor_dates`.
 """
 
 from __future__ import annotations
@@ -24,67 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import model as m
+from .anchor_dates import as_date, valid_at
 from .anchor_spans import Lookup, SymbolCache, is_markdown, split_locator, supported, supported_extensions
-from .config import Config, config_path, load_config
-from .errors import KgError
-from .scopes import Scope, vault_scope
+from .core import model as m
+from .scopes import Scope
 
 CACHE_NAME = "anchors.json"
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 WINDOW_KEYS = ("valid_from", "valid_to", "superseded_by", "supersedes", "retired")
 REPAIR_ACTIONS = ("anchor", "accept", "reanchor")
-
-
-# ------------------------------------------------------------------ dates and validity windows
-
-def as_date(value: Any) -> dt.date | None:
-    """A frontmatter date (`2024-06-01`, a datetime, or an ISO string) as a date; None if absent."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(str(value).strip()[:10])
-    except ValueError:
-        return None
-
-
-def parse_date(text: str) -> dt.date:
-    """A user-typed `--as-of` / `--on` date, or one clear refusal."""
-    found = as_date(text)
-    if found is None or len(text.strip()) < 10:
-        raise KgError(f"'{text}': not a date; use YYYY-MM-DD, e.g. 2024-06-01")
-    return found
-
-
-def today(cfg: Config | None = None) -> dt.date:
-    tz = None
-    if cfg is not None and cfg.timezone:
-        try:
-            from zoneinfo import ZoneInfo
-
-            tz = ZoneInfo(cfg.timezone)
-        except Exception:
-            tz = None
-    return dt.datetime.now(tz).date()
-
-
-def valid_at(node_attrs: dict[str, Any], when: dt.date | str) -> bool:
-    """Was this node's knowledge current on `when`? (`valid_from` ≤ when < `valid_to`.)
-
-    Works on graph nodes (window keys under `props`) and on raw frontmatter dicts. A node with no
-    window (code symbols, tags, notes never superseded) is valid on every date.
-    """
-    props = node_attrs.get("props") if isinstance(node_attrs.get("props"), dict) else node_attrs
-    day = as_date(when)
-    if day is None:
-        raise KgError(f"'{when}': not a date; use YYYY-MM-DD")
-    start = as_date(props.get("valid_from"))
-    end = as_date(props.get("valid_to"))
-    return (start is None or start <= day) and (end is None or day < end)
 
 
 # ------------------------------------------------------------------ note records
@@ -392,7 +336,7 @@ def owned_stale(dirty_notes: Iterable[str], owners: dict[str, list[str]]) -> dic
     return out
 
 
-def _owners_from_nodes(nodes: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+def owners_from_nodes(nodes: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     owners: dict[str, list[str]] = {}
     for nid, attrs in nodes.items():
         if attrs.get("kind") in (m.ENTITY, m.SECTION):
@@ -401,206 +345,5 @@ def _owners_from_nodes(nodes: dict[str, dict[str, Any]]) -> dict[str, list[str]]
     return owners
 
 
-def _owners_from_graph(vault: Scope) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Entities and sections of the last vault build (read-only; empty when there is none)."""
-    import sqlite3
-
-    import orjson
-
-    from .cache import connect
-    from .store import Layout
-
-    db = Layout(vault.out).cache_db
-    if not db.exists():
-        return {}, {}
-    try:
-        con = connect(db, readonly=True)
-        try:
-            rows = con.execute("SELECT id, data FROM nodes WHERE kind IN (?, ?)", (m.ENTITY, m.SECTION)).fetchall()
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        return {}, {}
-    nodes = {nid: orjson.loads(data) for nid, data in rows}
-    return _owners_from_nodes(nodes), {nid: str(a.get("label", nid)) for nid, a in nodes.items()}
-
-
 def cache_path(vault: Scope) -> Path:
     return vault.out / "cache" / CACHE_NAME
-
-
-# ------------------------------------------------------------------ kg check
-
-def check(
-    vault: Scope | None = None,
-    projects: list[str] | None = None,
-    strict: bool = False,
-    as_of: dt.date | str | None = None,
-    cfg: Config | None = None,
-) -> dict[str, Any]:
-    """Recompute every anchor against the files as they are now; report dirty notes and issues.
-
-    Reads only the notes that changed since the last check and the anchored files that changed
-    (each at most once). `projects` limits code anchors to those projects; `as_of` checks the
-    notes that were current on that date (their anchors still against the files as they are now).
-    """
-    cfg = cfg or load_config()
-    vault = vault or vault_scope(cfg=cfg)
-    day = parse_date(as_of) if isinstance(as_of, str) else as_of
-    if projects:
-        unknown = [p for p in projects if p not in cfg.projects]
-        if unknown:
-            raise KgError(f"unknown scope '{unknown[0]}' (registered projects: {', '.join(sorted(cfg.projects)) or 'none'}); add it with `kg project add PATH --name {unknown[0]}`")
-    cache = SymbolCache(cache_path(vault))
-    records, note_reads = load_records(vault, cache)
-    ev = evaluate(records, cfg.projects, cache.lookup, as_of=day, now=today(cfg), only_projects=set(projects) if projects else None)
-    owners, labels = _owners_from_graph(vault)
-    dirty: list[dict[str, Any]] = []
-    for rel in sorted(ev.dirty):
-        d = ev.dirty[rel]
-        dirty.append({"id": m.note_id(rel), "label": records[rel].get("title", rel), "source": rel, "reason": d.reason, "project": d.project})
-    for nid, reason in owned_stale(ev.dirty, owners).items():
-        if nid.startswith("entity:"):
-            dirty.append({"id": nid, "label": labels.get(nid, nid), "source": owners[nid][0], "reason": reason, "project": ev.dirty[owners[nid][0]].project})
-    cache.save()
-    counts = {"notes": ev.notes, "anchors": ev.anchors, "dirty": len(dirty), "issues": len(ev.issues)}
-    failed = strict and bool(dirty or ev.issues)
-    return {
-        "scope": vault.name,
-        "as_of": day.isoformat() if day else None,
-        "strict": strict,
-        "ok": not failed,
-        "dirty": dirty,
-        "issues": ev.issues,
-        "counts": counts,
-        "summary": f"{counts['notes']} notes · {counts['anchors']} anchors · {counts['dirty']} dirty · {counts['issues']} issues",
-        "read": {"notes": note_reads, "files": cache.reads},
-    }
-
-
-def format_check(report: dict[str, Any]) -> str:
-    lines = [f"dirty ({len(report['dirty'])}):"]
-    lines += [f"  {d['source'] if d['id'].startswith('note:') else d['id']}: {d['reason']}" for d in report["dirty"]]
-    lines.append(f"issues ({len(report['issues'])}):")
-    lines += [f"  {i['message']}" for i in report["issues"]]
-    as_of = f" (as of {report['as_of']})" if report.get("as_of") else ""
-    lines.append(report["summary"] + as_of)
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------ the vault build pass
-
-def _stat_dep(path: str) -> tuple[str, list[int]]:
-    """The stat to remember for `path`; for a missing file, its nearest existing folder (whose
-    mtime changes when the file comes back), so a missing anchor target does not force a
-    reassembly on every update."""
-    probe = path
-    while True:
-        try:
-            st = os.stat(probe)
-            return probe, [st.st_size, st.st_mtime_ns]
-        except OSError:
-            parent = os.path.dirname(probe)
-            if parent == probe:
-                return probe, [0, 0]
-            probe = parent
-
-
-def post_assembly(ctx: Any) -> None:
-    """Vault builds: mark stale and superseded notes (and what they own), add `anchored_to` and
-    `supersedes` edges, remember the anchored files so a code change triggers a reassembly."""
-    if ctx.scope.kind != "vault":
-        return
-    try:
-        cfg = load_config()
-    except KgError as exc:
-        ctx.result.notices.append(f"anchors not checked: {exc}")
-        return
-    nodes: dict[str, dict[str, Any]] = ctx.nodes
-    records: dict[str, dict[str, Any]] = {}
-    for rel, ext in ctx.extractions.items():
-        node = nodes.get(m.note_id(rel))
-        if node is None or node.get("kind") != m.NOTE:
-            continue
-        if ext.quarantine:
-            records[rel] = {"title": node.get("label", rel), "error": ext.quarantine}
-        else:
-            records[rel] = record_from_frontmatter(rel, node.get("props") or {}, node.get("label"), node.get("aliases"))
-    cache = SymbolCache(cache_path(ctx.scope))
-    ev = evaluate(records, cfg.projects, cache.lookup, now=today(cfg))
-    cache.save()
-    for rel, why in ev.superseded.items():
-        node = nodes[m.note_id(rel)]
-        if node.get("status") != m.QUARANTINED:
-            node["status"] = m.SUPERSEDED
-            node["superseded_reason"] = why
-    stale: list[dict[str, Any]] = []
-    for rel in sorted(ev.dirty):
-        node = nodes[m.note_id(rel)]
-        node["status"] = m.STALE
-        node["stale_reason"] = ev.dirty[rel].reason
-        stale.append({"id": m.note_id(rel), "label": node.get("label", rel), "source": rel, "reason": ev.dirty[rel].reason, "project": ev.dirty[rel].project})
-    for nid, reason in owned_stale(ev.dirty, _owners_from_nodes(nodes)).items():
-        node = nodes[nid]
-        if node.get("status") != m.QUARANTINED:
-            node["status"] = m.STALE
-            node["stale_reason"] = reason
-    for rel, keys in ev.anchored.items():
-        nodes[m.note_id(rel)]["anchored"] = keys
-    for source, target, relation, owner in ev.edges:
-        sid, tid = m.note_id(source), m.note_id(target)
-        if sid not in nodes or tid not in nodes:
-            continue
-        key = relation if nodes[sid].get("source") == owner else f"{relation}@{owner}"
-        ctx.edges_by_owner.setdefault(owner, []).append(m.edge(sid, tid, relation, owner, key=key))
-    for absolute in ev.files:
-        probe, stat = _stat_dep(absolute)
-        ctx.deps[probe] = stat
-    probe, stat = _stat_dep(str(config_path()))
-    ctx.deps[probe] = stat
-    changed = set(ctx.changed)
-    ctx.result.warnings.extend(i["message"] for i in ev.issues if i["source"] in changed and not records[i["source"]].get("error"))
-    graph_attrs = ctx.result.extra.setdefault("graph_attrs", {})
-    graph_attrs["stale"] = stale
-    graph_attrs["anchor_issues"] = ev.issues
-
-
-# ------------------------------------------------------------------ the PostToolUse hook
-
-def dirty_notes_for_paths(vault: Scope, project_name: str, relpaths: list[str], cfg: Config | None = None) -> list[str]:
-    """One short line per anchored note that these code files (of `project_name`) just made dirty.
-
-    "Just" means: dirty against the files now, and not dirty against what the last check, build
-    or hook saw of these files. Call it after the edit; calling it twice reports a note once.
-    """
-    cfg = cfg or load_config()
-    root = cfg.projects.get(project_name)
-    if root is None:
-        return []
-    root = root.resolve()
-    wanted = {os.path.join(str(root), rel.removeprefix("./")) for rel in relpaths}
-    cache = SymbolCache(cache_path(vault))
-    records, _ = load_records(vault, cache)
-    touching = {
-        rel for rel, rec in records.items()
-        if isinstance(rec.get("anchors"), list)
-        and any(isinstance(a, dict) and a.get("project") == project_name and os.path.join(str(root), split_locator(str(a.get("locator", "")))[0]) in wanted for a in rec["anchors"])
-    }
-    if not touching:
-        cache.save()
-        return []
-
-    def before(absolute: str, relpath: str) -> Lookup | None:
-        if absolute in wanted:
-            seen = cache.cached(absolute)
-            return None if seen is None else Lookup(False, seen)
-        return cache.lookup(absolute, relpath)
-
-    now = today(cfg)
-    old = evaluate(records, cfg.projects, before, now=now)
-    new = evaluate(records, cfg.projects, cache.lookup, now=now)
-    cache.save()
-    lines = []
-    for rel in sorted(set(new.dirty) - set(old.dirty)):
-        lines.append(f"kg: note {rel} is now stale ({new.dirty[rel].reason}); review it, then `kg accept` or `kg reanchor` it")
-    return lines

@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-from .errors import KgError
-from .model import HOT_META, Extraction
+from .core.errors import KgError
+from .core.model import HOT_META, Extraction
 
 SCHEMA = 12  # 12: markdown links keep the target as written; wikilinks with a table-escaped pipe
 
@@ -99,7 +99,7 @@ def _fetched_edges(fetch: Callable[[], bytes]) -> list[Any]:
 
 
 def _refs(raw: list[tuple[Any, ...]]) -> list[Any]:
-    from .model import Ref
+    from .core.model import Ref
 
     return [Ref(*r) for r in raw]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -11,8 +10,8 @@ from typing import Any, Callable, Optional
 import typer
 
 from . import __version__
-from . import config as cfgmod
-from .errors import KgError
+from .core import config as cfgmod
+from .core.errors import KgError
 from .scopes import Scope, resolve_scopes
 
 app = typer.Typer(
@@ -36,9 +35,6 @@ ScopeOpt = typer.Option(None, "--scope", "-s", help="Scope name: `vault` or a re
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 StaleOpt = typer.Option(False, "--include-stale", help="Also show stale and superseded nodes, flagged.")
 AsOfOpt = typer.Option(None, "--as-of", help="Answer with what was valid on this date (YYYY-MM-DD).")
-
-FEATURE_MODULES = ("journal", "view", "anchors", "vaultops", "agent", "llm")
-
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
     if as_json:
@@ -152,7 +148,7 @@ def _report_dirty_notes(scope: Scope, relpaths: list[str]) -> None:
     """After a code edit, one line per anchored vault note that just went dirty."""
     if not relpaths:
         return
-    from .anchors import dirty_notes_for_paths
+    from .anchor_check import dirty_notes_for_paths
     from .scopes import vault_scope
 
     try:
@@ -340,7 +336,7 @@ def init(
     \b
     Example: kg init --vault ~/vault
     """
-    from .store import atomic_write
+    from .core.store import atomic_write
 
     path = cfgmod.config_path()
     if path.exists() and not force:
@@ -395,14 +391,10 @@ def project_list(as_json: bool = JsonOpt) -> None:
 
 
 def _register_features() -> None:
-    """Feature packages add their own commands; a missing optional module is not an error."""
-    for name in FEATURE_MODULES:
-        try:
-            module = importlib.import_module(f"vault_kg.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"vault_kg.commands.{name}":
-                continue
-            raise
+    """Feature packages add their own commands, in this order (imported here, by name, not from strings)."""
+    from .commands import agent, anchors, journal, llm, vaultops, view
+
+    for module in (journal, view, anchors, vaultops, agent, llm):
         module.register(app)
 
 

@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import model as m
-from .errors import KgError
+from .core import model as m
+from .core.errors import KgError
 
 PLAN_VERSION = 1
 PLAN_KEY = "kg_consolidate_plan"
@@ -587,7 +587,7 @@ def _apply_split(texts: dict[str, str], a: dict[str, Any]) -> None:
 
 
 def _current(vault: Path, rel: str) -> str | None:
-    from .vault_write import safe_relpath
+    from .core.vault_guard import safe_relpath
 
     path = safe_relpath(vault, rel)
     try:  # bytes, not read_text: universal newlines would turn CRLF notes into LF ones (and break the plan's hashes)

@@ -1,6 +1,8 @@
-"""The one build/update route: list → stat fast path → extract changes → resolve → assemble → write.
+"""The one build/update route: a flat list of stages over one `Run` (`STAGES`, at the end of this file).
 
-`kg build`, `kg update`, `kg update PATH`, the hooks and the MCP server all come through `run()`.
+scan (stat fast path) → extract changes → enrich → resolve → assemble → post_assembly (anchors) →
+rank → write artifacts → record. `kg build`, `kg update`, `kg update PATH`, the hooks and the MCP
+server all come through `run()`.
 The graph is always the fold of the cached extractions of the files that exist now (plus what
 resolution derives from them), so an incremental update and a from-scratch build cannot disagree
 and nothing outlives its source. Work is proportional to the change: unchanged files are never
@@ -11,92 +13,42 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import importlib
 import os
 import time
 import zlib
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from graph_out import formats
 from graph_out.graph_json import encode_group
 
-from . import __version__, model as m
-from . import rank, store
-from .adapter import Resolution, ScopeAdapter, SourceSkip
+from . import __version__
+from .core import model as m
+from . import rank
+from .core import store
+from .core.adapter import Resolution, ScopeAdapter, SourceSkip
 from .cache import Kept, KnownSources, ScopeCache
-from .errors import KgError
+from .core.errors import KgError
+from .core.passes import Pass
 from .groups import OwnerGroups, by_owner, signatures
-from .safe_read import UnsafeFile, display_name, read_regular, valid_name
+from .core.safe_read import UnsafeFile, display_name, read_regular, valid_name
 from .scopes import Scope
 
 Progress = Callable[[str, int, int], None]
 
-# Feature passes, imported lazily per scope kind. A module may define any of:
-#   check_mode(scope, cache) -> bool
-#                       before anything is read: True when an input outside the files changed in
-#                       a way that needs every source extracted again (the model pass: turned on
-#                       or off, another model, prompt or options)
-#   annotate(ctx, rel, data, extraction) -> extraction
-#                       for each file read, before it is cached (the model pass: cached answers
-#                       found for the note, or the note marked pending; never a model call)
-#   enrich(ctx)         after extraction, before resolution (the model pass: verification)
-#   assemble(ctx)       after the nodes are folded, before edge groups are finalized: may add
-#                       nodes to `ctx.nodes` and edges owned by files to `ctx.owned_edges`
-#                       (kept with their owner's group, so it must give every owner's edges on
-#                       every run), and name in `ctx.redo` owners whose edges changed although
-#                       their file did not (the Ollama pass: entities, `mentions`, relations)
-#   post_assembly(ctx)  after assembly, before ranking; edges it adds are redone on every run
-#                       (anchors: staleness, `anchored_to` edges)
-# A pass records in `ctx.deps` the files outside the scope it read (absolute path → [size,
-# mtime_ns]); when one of them changes, the next update reassembles even if no source changed.
-# Setting `ctx.retry` asks the next update to run again (e.g. notes pending a model call).
-PASS_MODULES: dict[str, tuple[str, ...]] = {"vault": ("extract.llm_pass", "vault_kg.anchors"), "code": ()}
 
+def pass_modules(kind: str) -> tuple[Pass, ...]:
+    """The feature passes of a scope kind, in the order they run (see `vault_kg.core.passes`).
 
-@dataclass
-class PassContext:
-    scope: Scope
-    layout: store.Layout
-    cache: ScopeCache
-    extractions: dict[str, m.Extraction]
-    changed: list[str]
-    removed: list[str]
-    result: "RunResult"
-    force: bool = False
-    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    edges_by_owner: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    owned_edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    redo: set[str] = field(default_factory=set)
-    deps: dict[str, list[int]] = field(default_factory=dict)
-    retry: bool = False
-    state: dict[str, Any] = field(default_factory=dict)
+    Imported here, by name, never from strings: the model pass, then the anchors pass."""
+    if kind != "vault":
+        return ()
+    from extract import llm_pass
 
-    def replace_extraction(self, rel: str, extraction: m.Extraction) -> None:
-        """For `enrich` passes: swap in an enriched extraction, persist it, and mark it changed."""
-        from extract.redaction import redact_extraction
+    from . import anchor_pass
 
-        extraction = redact_extraction(extraction)  # model output may repeat a secret from the note
-        self.extractions[rel] = extraction
-        self.cache.put_extraction(rel, extraction)
-        if rel not in self.changed:
-            self.changed.append(rel)
-
-
-def passes(kind: str, hook: str) -> list[Callable[[PassContext], None]]:
-    found = []
-    for name in PASS_MODULES.get(kind, ()):
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        fn = getattr(module, hook, None)
-        if fn is not None:
-            found.append(fn)
-    return found
+    return (llm_pass, anchor_pass)
 
 
 def deps_changed(recorded: dict[str, list[int]]) -> bool:
@@ -184,6 +136,76 @@ def relpath_in(scope: Scope, path: Path) -> str | None:
         return rel.as_posix()
 
 
+@dataclass
+class Run:
+    """One build or update of one scope: what it was asked, and what each stage found so far.
+
+    The stages (`STAGES`) take it in turn; a stage that finds nothing left to do sets `done`. It is
+    also what the passes see (`vault_kg.core.passes.PassContext`)."""
+
+    scope: Scope
+    adapter: ScopeAdapter
+    layout: store.Layout
+    cache: ScopeCache
+    result: RunResult
+    paths: list[Path] | None = None
+    force: bool = False
+    refresh: bool = False
+    progress: Progress | None = None
+    passes: tuple[Pass, ...] = ()
+    done: bool = False
+    # scan: what changed since the last run
+    stats: KnownSources = field(default_factory=dict)
+    rebuild_all: bool = False
+    full_listing: bool = False
+    to_read: list[tuple[str, os.stat_result]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    artifacts_ok: bool = False
+    outside_changed: bool = False
+    # extract: every source's extraction, and the ones this run replaced (rel → the old one)
+    extractions: dict[str, m.Extraction] = field(default_factory=dict)
+    per_source: dict[str, Any] = field(default_factory=dict)
+    previous: dict[str, m.Extraction | None] = field(default_factory=dict)
+    fresh: list[str] = field(default_factory=list)
+    # resolve and assemble
+    resolution: Resolution = field(default_factory=Resolution)
+    recomputed: set[str] | None = None
+    derived: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    derived_sigs: dict[str, str] = field(default_factory=dict)
+    kept: Kept | None = None
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    owned_edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    redo: set[str] = field(default_factory=set)
+    edges_by_owner: OwnerGroups = field(default_factory=lambda: OwnerGroups({}, {}))
+    deps: dict[str, list[int]] = field(default_factory=dict)
+    retry: bool = False
+    state: dict[str, Any] = field(default_factory=dict)
+    # rank and write
+    table: rank.EdgeTable | None = None
+    encoded: dict[str, bytes] = field(default_factory=dict)
+    ranks: dict[str, float] = field(default_factory=dict)
+    communities: list[dict[str, Any]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> list[str]:
+        """Sources extracted (or enriched) by this run."""
+        return self.result.extracted
+
+    def replace_extraction(self, rel: str, extraction: m.Extraction) -> None:
+        """For `enrich` passes: swap in an enriched extraction, persist it, and mark it changed."""
+        from extract.redaction import redact_extraction
+
+        extraction = redact_extraction(extraction)  # model output may repeat a secret from the note
+        self.extractions[rel] = extraction
+        self.cache.put_extraction(rel, extraction)
+        if rel not in self.changed:
+            self.changed.append(rel)
+
+    def nothing_changed(self) -> bool:
+        return self.artifacts_ok and not self.rebuild_all and not self.outside_changed
+
+
 def run(scope: Scope, paths: list[Path] | None = None, force: bool = False, progress: Progress | None = None, refresh: bool = False) -> RunResult:
     """Bring the scope's artifacts up to date with its files.
 
@@ -193,13 +215,16 @@ def run(scope: Scope, paths: list[Path] | None = None, force: bool = False, prog
     collecting = gc.isenabled()
     gc.disable()  # bulk unpickling and assembly create millions of objects; cyclic GC only slows it
     try:
-        return _run(scope, paths, force, progress, started, refresh and paths is not None)
+        result = _locked_run(scope, paths, force, progress, refresh and paths is not None)
     finally:
         if collecting:
             gc.enable()
+    result.seconds = time.perf_counter() - started
+    return result
 
 
-def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress | None, started: float, refresh: bool) -> RunResult:
+def _locked_run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress | None, refresh: bool) -> RunResult:
+    """Take the scope's lock and its cache transaction, and run every stage inside them."""
     adapter = adapter_for(scope.kind)
     layout = store.Layout(scope.out)
     store.ensure_out(scope.out)
@@ -212,39 +237,38 @@ def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress
             result.notices.append(f"{layout.cache_db}: cache unreadable or from another version; rebuilding from the files")
         try:
             cache.begin()
-            _run_locked(scope, adapter, layout, cache, paths, force, progress, result, refresh)
+            state = Run(scope, adapter, layout, cache, result, paths, force, refresh, progress, pass_modules(scope.kind))
+            for stage in STAGES:
+                stage(state)
+                if state.done:
+                    break
             cache.commit()
         except BaseException:
             cache.rollback()
             raise
         finally:
             cache.close()
-    result.seconds = time.perf_counter() - started
     return result
 
 
-def _run_locked(
-    scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache,
-    paths: list[Path] | None, force: bool, progress: Progress | None, result: RunResult, refresh: bool = False,
-) -> None:
-    stats = cache.stats()
-    mode_changed = any([check(scope, cache) for check in passes(scope.kind, "check_mode")])
-    rebuild_all = force or not stats or mode_changed
-    if rebuild_all:
-        paths = None  # an empty or recreated cache: the whole scope, whatever files were named
-    full_listing = paths is None
+def scan(run: Run) -> None:
+    """Which sources to read (size or mtime changed, or all of them) and which are gone."""
+    scope, cache, result = run.scope, run.cache, run.result
+    run.stats = stats = cache.stats()
+    mode_changed = any([p.check_mode(scope, cache) for p in run.passes])
+    run.rebuild_all = run.force or not stats or mode_changed
+    paths = None if run.rebuild_all else run.paths  # an empty or recreated cache: the whole scope, whatever files were named
+    run.full_listing = paths is None
     if paths is None:
-        listed, result.skipped = adapter.list_sources(scope.root)
+        listed, result.skipped = run.adapter.list_sources(scope.root)
         known_skips = {tuple(item) for item in cache.get_meta("skipped", []) or []}
-        result.new_skips = [s for s in result.skipped if (s.relpath, s.reason) not in known_skips or rebuild_all]
+        result.new_skips = [s for s in result.skipped if (s.relpath, s.reason) not in known_skips or run.rebuild_all]
         cache.set_meta("skipped", [[s.relpath, s.reason] for s in result.skipped])
         candidates = listed
         removed = sorted(set(stats) - set(listed))
     else:
         result.skipped = [SourceSkip(a, b) for a, b in cache.get_meta("skipped", [])]
-        candidates, removed = _explicit(scope, adapter, paths, stats, result)
-
-    to_read: list[tuple[str, os.stat_result]] = []
+        candidates, removed = _explicit(scope, run.adapter, paths, stats, result)
     for rel in candidates:
         try:
             st = os.stat(scope.root / rel)
@@ -253,118 +277,193 @@ def _run_locked(
                 removed.append(rel)
             continue
         known = stats.get(rel)
-        if rebuild_all or refresh or known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
-            to_read.append((rel, st))
-    removed = sorted(set(removed))
-    artifacts_ok = _artifacts_current(layout, cache)
-    outside_changed = deps_changed(cache.get_meta("deps", {}) or {}) or bool(cache.get_meta("retry", False))
-    if not to_read and not removed and artifacts_ok and not rebuild_all and not outside_changed:
+        if run.rebuild_all or run.refresh or known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
+            run.to_read.append((rel, st))
+    run.removed = sorted(set(removed))
+    run.artifacts_ok = _artifacts_current(run.layout, cache)
+    run.outside_changed = deps_changed(cache.get_meta("deps", {}) or {}) or bool(cache.get_meta("retry", False))
+    if not run.to_read and not run.removed and run.nothing_changed():
         _fill_counts(result, cache)
+        run.done = True
+
+
+def extract(run: Run) -> None:
+    """Read and extract the changed sources (an unchanged hash costs a stat update), drop the removed."""
+    run.extractions, run.per_source = run.cache.load_all()
+    total = len(run.to_read)
+    for done, (rel, st) in enumerate(run.to_read, 1):
+        if run.progress:
+            run.progress(rel, done, total)
+        extraction = _extract_one(run, rel, st)
+        if extraction is None:
+            continue
+        run.previous[rel] = run.extractions.get(rel)
+        run.extractions[rel] = extraction
+        run.cache.put_source(rel, st.st_size, st.st_mtime_ns, extraction.hash, extraction)
+        run.result.extracted.append(rel)
+    for rel in run.removed:
+        run.previous[rel] = run.extractions.pop(rel, None)
+        run.per_source.pop(rel, None)
+    run.cache.delete_sources(run.removed)
+    run.result.removed = run.removed
+    run.result.sources = len(run.extractions)
+
+
+def _extract_one(run: Run, rel: str, st: os.stat_result) -> m.Extraction | None:
+    """The source's new extraction (annotated by the passes), or None when its content did not change."""
+    scope = run.scope
+    try:
+        data: bytes | None = read_regular(scope.root / rel, root=scope.root, trust_folders=True)
+    except UnsafeFile as exc:  # swapped for a FIFO or an outside link since it was listed
+        data = None
+        reason = f"{exc.strerror}; make it a regular file inside the scope or remove it"
+    except OSError as exc:
+        data = None
+        reason = f"unreadable ({exc.strerror}); check its permissions"
+    if data is None:
+        return m.Extraction(source=rel, hash="unreadable", quarantine=reason, nodes=_unreadable_node(scope, rel, reason))
+    digest = hashlib.sha256(data).hexdigest()
+    known = run.stats.get(rel)
+    if not run.rebuild_all and not run.refresh and known is not None and known[2] == digest and rel in run.extractions:
+        run.cache.touch_source(rel, st.st_size, st.st_mtime_ns)
+        return None
+    extraction = run.adapter.extract(rel, data)
+    for p in run.passes:
+        extraction = p.annotate(run, rel, data, extraction)
+    return extraction
+
+
+def enrich(run: Run) -> None:
+    """The passes' `enrich` hooks; then stop if, after all, nothing changed."""
+    run.fresh = list(run.result.extracted)
+    for p in run.passes:
+        p.enrich(run)
+    for rel in run.changed:
+        if rel not in run.previous:
+            run.previous[rel] = None
+    if not run.previous and run.nothing_changed():
+        _fill_counts(run.result, run.cache)
+        run.done = True
         return
+    if not run.artifacts_ok and not run.rebuild_all:
+        run.result.notices.append(f"{run.layout.graph_json}: missing, changed or corrupt; rewritten from the cache")
+    if run.rebuild_all:
+        run.previous = {rel: None for rel in run.extractions}
+        run.per_source = {}
 
-    _assemble_and_write(scope, adapter, layout, cache, stats, to_read, removed, force, rebuild_all, artifacts_ok, outside_changed, full_listing, progress, result, refresh)
+
+def resolve(run: Run) -> None:
+    """Resolve references across sources (only what a change can reach), and fold the nodes."""
+    run.resolution, run.recomputed = _resolve(run.adapter, run.extractions, run.previous, run.per_source, run.cache)
+    run.nodes = assemble_nodes(run.extractions, run.resolution)
+    run.derived = by_owner(run.resolution.derived)
+    run.derived_sigs = signatures(run.derived)
+    if not run.rebuild_all and run.recomputed is not None and getattr(run.adapter, "edges_owned_by_source", False):
+        run.kept = run.cache.load_kept()
 
 
-def _assemble_and_write(
-    scope: Scope, adapter: ScopeAdapter, layout: store.Layout, cache: ScopeCache, stats: KnownSources,
-    to_read: list[tuple[str, os.stat_result]], removed: list[str], force: bool, rebuild_all: bool, artifacts_ok: bool, outside_changed: bool,
-    full_listing: bool, progress: Progress | None, result: RunResult, refresh: bool = False,
-) -> None:
-    extractions, per_source = cache.load_all()
-    previous: dict[str, m.Extraction | None] = {}
-    ctx = PassContext(scope, layout, cache, extractions, result.extracted, removed, result, force)
-    annotators = passes(scope.kind, "annotate")
-    total = len(to_read)
-    for done, (rel, st) in enumerate(to_read, 1):
-        if progress:
-            progress(rel, done, total)
-        try:
-            data: bytes | None = read_regular(scope.root / rel, root=scope.root, trust_folders=True)
-        except UnsafeFile as exc:  # swapped for a FIFO or an outside link since it was listed
-            data = None
-            reason = f"{exc.strerror}; make it a regular file inside the scope or remove it"
-        except OSError as exc:
-            data = None
-            reason = f"unreadable ({exc.strerror}); check its permissions"
-        if data is not None:
-            digest = hashlib.sha256(data).hexdigest()
-            known = stats.get(rel)
-            if not rebuild_all and not refresh and known is not None and known[2] == digest and rel in extractions:
-                cache.touch_source(rel, st.st_size, st.st_mtime_ns)
-                continue
-            extraction = adapter.extract(rel, data)
-            for annotate in annotators:
-                extraction = annotate(ctx, rel, data, extraction)
-        else:
-            extraction = m.Extraction(source=rel, hash="unreadable", quarantine=reason, nodes=_unreadable_node(scope, rel, reason))
-        previous[rel] = extractions.get(rel)
-        extractions[rel] = extraction
-        cache.put_source(rel, st.st_size, st.st_mtime_ns, extraction.hash, extraction)
-        result.extracted.append(rel)
-    for rel in removed:
-        previous[rel] = extractions.pop(rel, None)
-        per_source.pop(rel, None)
-    cache.delete_sources(removed)
-    result.removed = removed
-    result.sources = len(extractions)
-
-    fresh = list(result.extracted)
-    for enrich in passes(scope.kind, "enrich"):
-        enrich(ctx)
-    for rel in ctx.changed:
-        if rel not in previous:
-            previous[rel] = None
-
-    if not previous and artifacts_ok and not rebuild_all and not outside_changed:
-        _fill_counts(result, cache)
-        return
-    if not artifacts_ok and not rebuild_all:
-        result.notices.append(f"{layout.graph_json}: missing, changed or corrupt; rewritten from the cache")
-    if rebuild_all:
-        previous = {rel: None for rel in extractions}
-        per_source = {}
-    resolution, recomputed = _resolve(adapter, extractions, previous, per_source, cache)
-    nodes = assemble_nodes(extractions, resolution)
-    derived = by_owner(resolution.derived)
-    derived_sigs = signatures(derived)
-    kept = None
-    if not rebuild_all and recomputed is not None and getattr(adapter, "edges_owned_by_source", False):
-        kept = cache.load_kept()
-    ctx.nodes = nodes
-    for contribute in passes(scope.kind, "assemble"):
-        contribute(ctx)
-    dirty = None if kept is None else _dirty_owners(kept, nodes, previous, recomputed, derived_sigs) | ctx.redo
-    raw = raw_edges(extractions, resolution, derived, dirty)
-    for owner, edges in ctx.owned_edges.items():
+def assemble(run: Run) -> None:
+    """The passes' `assemble` hooks, then each dirty owner's edge group derived again and cached."""
+    for p in run.passes:
+        p.assemble(run)
+    kept, cache = run.kept, run.cache
+    dirty = None if kept is None else _dirty_owners(kept, run.nodes, run.previous, run.recomputed or set(), run.derived_sigs) | run.redo
+    raw = raw_edges(run.extractions, run.resolution, run.derived, dirty)
+    for owner, edges in run.owned_edges.items():
         if dirty is None or owner in dirty:
             raw.setdefault(owner, []).extend(edges)
-    live = finalize_groups(raw, nodes, result)
-    result.extra["rederived_owners"] = len(live) if dirty is not None else "all"
+    live = finalize_groups(raw, run.nodes, run.result)
+    run.result.extra["rederived_owners"] = len(live) if dirty is not None else "all"
     live_encoded = {owner: encode_group(group) for owner, group in live.items() if group}
     cache.put_groups(live_encoded, clear=dirty is None, gone=[o for o, g in live.items() if not g])
-    edges_by_owner = OwnerGroups(live, kept.groups if kept else {}, live_encoded)
+    run.edges_by_owner = OwnerGroups(live, kept.groups if kept else {}, live_encoded)
     for owner in kept.touched if kept else ():
-        if owner in edges_by_owner:
-            edges_by_owner.group(owner)
-    ctx.edges_by_owner = edges_by_owner
-    for post in passes(scope.kind, "post_assembly"):
-        post(ctx)
-    cache.set_meta("deps", dict(sorted(ctx.deps.items())))
-    cache.set_meta("retry", ctx.retry)
-    cache.put_kept_state(derived_sigs, sorted(edges_by_owner.accessed))
-    data = _rank_and_write(scope, layout, cache, nodes, edges_by_owner, kept, result)
-    _update_docs(cache, adapter, extractions, fresh, removed, rebuild_all)
-    for rel in sorted(extractions):
-        ext = extractions[rel]
+        if owner in run.edges_by_owner:
+            run.edges_by_owner.group(owner)
+
+
+def post_assembly(run: Run) -> None:
+    """The passes' `post_assembly` hooks (anchors: staleness), then what the next run must know."""
+    for p in run.passes:
+        p.post_assembly(run)
+    run.cache.set_meta("deps", dict(sorted(run.deps.items())))
+    run.cache.set_meta("retry", run.retry)
+    run.cache.put_kept_state(run.derived_sigs, sorted(run.edges_by_owner.accessed))
+
+
+def rank_nodes(run: Run) -> None:
+    """Rank and cluster, and sync the query tables.
+
+    On an update (`kept`), the edge table is the kept one with the rows of the re-derived owners
+    replaced, and only those owners' groups are encoded and synced; kept groups go into
+    graph.json as the bytes they are.
+    """
+    cache, nodes, groups, kept = run.cache, run.nodes, run.edges_by_owner, run.kept
+    owners = groups.owners()
+    fresh = groups.live
+    table = rank.patched(kept.table, nodes, owners, fresh) if kept is not None else None
+    if table is None:
+        table = rank.edge_table(nodes, {owner: groups.group(owner) for owner in owners})
+    cache.put_table(table)
+    run.table = table
+    run.encoded = groups.encoded()
+    cache.sync_graph(nodes, fresh, run.encoded, None if kept is None else set(fresh) | set(kept.touched))
+    run.ranks, assignment, run.communities = _ranking(cache, nodes, table, run.result)
+    for nid, attrs in nodes.items():
+        attrs["rank"] = run.ranks.get(nid, 0.0)
+    for nid, attrs in nodes.items():
+        if nid in assignment:
+            attrs["community"] = assignment[nid]
+    cache.sync_ranks(nodes)
+
+
+def write_artifacts(run: Run) -> None:
+    """graph.json (edges spliced from the encoded per-owner groups, in owner order), report, brief, html."""
+    from graph_out.graph_json import encode_node_link, node_link
+    from graph_out.report import render_report
+
+    scope, layout, nodes, result = run.scope, run.layout, run.nodes, run.result
+    assert run.table is not None
+    edges = run.edges_by_owner.all_edges() if _needs_edge_list(scope, nodes) else []
+    gods = rank.god_nodes(nodes, run.ranks)
+    counts = formats.counts_of(nodes, len(run.table.src), result.sources, run.table.relation_counts())
+    result.unresolved = counts["unresolved"] + counts["unresolved_calls"]
+    skipped = [(s.relpath, s.reason) for s in result.skipped]
+    attrs = formats.graph_attrs(scope.name, scope.kind, scope.root, f"vault-kg {__version__}", nodes, gods, run.communities, counts, skipped, result.extra.pop("graph_attrs", {}))
+    data = node_link(dict(attrs), nodes, edges)
+    graph_bytes = encode_node_link(data, run.encoded.values())
+    result.graph_digest = zlib.crc32(graph_bytes)
+    for path, payload in ((layout.graph_json, graph_bytes), (layout.report, render_report(data).encode())):
+        if store.write_if_changed(path, payload):
+            result.written.append(str(path))
+    store.write_if_changed(layout.brief, store.dumps_json(formats.brief_of(attrs, nodes)))
+    _write_html(layout, data, result)
+    marker = layout.out / f"{scope.kind}.scope"
+    if not marker.exists():
+        marker.touch()
+    run.data = data
+
+
+def record(run: Run) -> None:
+    """The search index, the result's counts and warnings, and what the next run checks first."""
+    cache, result, layout, data = run.cache, run.result, run.layout, run.data
+    _update_docs(cache, run.adapter, run.extractions, run.fresh, run.removed, run.rebuild_all)
+    for rel in sorted(run.extractions):
+        ext = run.extractions[rel]
         if ext.quarantine:
             result.quarantined.append((rel, ext.quarantine))
         result.warnings.extend(w for w in ext.warnings if rel in result.extracted)
-    if full_listing:
+    if run.full_listing:
         (layout.out / "reconciled.stamp").touch()
     _record_artifacts(layout, cache, result.graph_digest)
     cache.set_meta("graph", data["graph"])
     result.nodes, result.edges = len(data["nodes"]), data["graph"]["counts"]["edges"]
     result.pending = data["graph"]["counts"].get("pending", 0)
+
+
+Stage = Callable[[Run], None]
+# The one route, in order. A stage that finds nothing left to do sets `run.done`, and the rest is skipped.
+STAGES: tuple[Stage, ...] = (scan, extract, enrich, resolve, assemble, post_assembly, rank_nodes, write_artifacts, record)
 
 
 def _resolve(
@@ -580,35 +679,6 @@ def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dic
     return group
 
 
-def _rank_and_write(
-    scope: Scope, layout: store.Layout, cache: ScopeCache, nodes: dict[str, dict[str, Any]],
-    edges_by_owner: OwnerGroups, kept: Kept | None, result: RunResult,
-) -> dict[str, Any]:
-    """Rank, cluster, sync the query tables and write the artifacts.
-
-    With `kept` (an update), the edge table is the kept one with the rows of the re-derived
-    owners replaced, and only those owners' groups are encoded and synced; kept groups go into
-    graph.json as the bytes they are.
-    """
-    owners = edges_by_owner.owners()
-    fresh = edges_by_owner.live
-    table = rank.patched(kept.table, nodes, owners, fresh) if kept is not None else None
-    if table is None:
-        table = rank.edge_table(nodes, {owner: edges_by_owner.group(owner) for owner in owners})
-    cache.put_table(table)
-    encoded = edges_by_owner.encoded()
-    cache.sync_graph(nodes, fresh, encoded, None if kept is None else set(fresh) | set(kept.touched))
-    ranks, assignment, communities = _ranking(cache, nodes, table, result)
-    for nid, attrs in nodes.items():
-        attrs["rank"] = ranks.get(nid, 0.0)
-    for nid, attrs in nodes.items():
-        if nid in assignment:
-            attrs["community"] = assignment[nid]
-    cache.sync_ranks(nodes)
-    edges = edges_by_owner.all_edges() if _needs_edge_list(scope, nodes) else []
-    return _write_artifacts(scope, layout, nodes, edges, table, encoded, ranks, communities, result)
-
-
 def _ranking(cache: ScopeCache, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: RunResult) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
     """PageRank and Leiden, or the last run's answer when nothing they read has changed."""
     digest = rank.ranking_digest(nodes, table)
@@ -636,72 +706,6 @@ def _html_mode(nodes: int) -> str:
     if mode in ("off", "0", "false", "no"):
         return "off"
     return "inline" if mode == "inline" or nodes <= HTML_INLINE_NODES else "background"
-
-
-def _write_artifacts(
-    scope: Scope, layout: store.Layout, nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]], table: rank.EdgeTable,
-    encoded: dict[str, bytes], ranks: dict[str, float], communities: list[dict[str, Any]], result: RunResult,
-) -> dict[str, Any]:
-    """graph.json (edges spliced from `encoded`, the per-owner groups in owner order), report, brief, html."""
-    from graph_out.graph_json import encode_node_link, node_link
-    from graph_out.report import render_report
-
-    gods = rank.god_nodes(nodes, ranks)
-    kinds = Counter(str(a.get("kind")) for a in nodes.values())
-    statuses = Counter(a.get("status") for a in nodes.values())
-    counts = {
-        "nodes": len(nodes),
-        "edges": len(table.src),
-        "sources": result.sources,
-        "unresolved": kinds.get(m.UNRESOLVED, 0),
-        "unresolved_calls": sum(int(a["unresolved_calls"] or 0) for a in nodes.values() if "unresolved_calls" in a),
-        "quarantined": statuses.get(m.QUARANTINED, 0),
-        "stale": statuses.get(m.STALE, 0),
-        "pending": statuses.get(m.PENDING, 0),
-        "by_kind": dict(sorted(kinds.items())),
-        "by_relation": table.relation_counts(),
-    }
-    result.unresolved = counts["unresolved"] + counts["unresolved_calls"]
-    graph_attrs = {
-        "scope": scope.name,
-        "kind": scope.kind,
-        "root": str(scope.root),
-        "schema_version": m.SCHEMA_VERSION,
-        "built_with": f"vault-kg {__version__}",
-        "god_nodes": gods,
-        "communities": communities,
-        "counts": counts,
-        "skipped": [{"source": s.relpath, "reason": s.reason} for s in result.skipped],
-        "quarantined": sorted([a["source"], a.get("quarantine", "")] for a in nodes.values() if a.get("status") == m.QUARANTINED and a.get("source")),
-    }
-    graph_attrs.update(result.extra.pop("graph_attrs", {}))
-    data = node_link(graph_attrs, nodes, edges)
-    graph_bytes = encode_node_link(data, encoded.values())
-    result.graph_digest = zlib.crc32(graph_bytes)
-    for path, payload in ((layout.graph_json, graph_bytes), (layout.report, render_report(data).encode())):
-        if store.write_if_changed(path, payload):
-            result.written.append(str(path))
-    brief = {
-        "scope": scope.name,
-        "root": str(scope.root),
-        "god_nodes": [
-            {"id": nid, "label": nodes[nid].get("label", nid), "summary": nodes[nid].get("summary") or nodes[nid].get("doc") or "", "source": nodes[nid].get("source", ""), "line": nodes[nid].get("line")}
-            for nid in gods
-        ],
-        "counts": counts,
-        "stale": graph_attrs.get("stale", []),
-        "conventions": [
-            {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
-            for nid, a in sorted((nid, a) for nid, a in nodes.items() if a.get("kind") == m.NOTE and any(t.startswith("convention/") for t in a.get("tags") or ()))
-            if a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED)
-        ],
-    }
-    store.write_if_changed(layout.brief, store.dumps_json(brief))
-    _write_html(layout, data, result)
-    marker = layout.out / f"{scope.kind}.scope"
-    if not marker.exists():
-        marker.touch()
-    return data
 
 
 def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -> None:

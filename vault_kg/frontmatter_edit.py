@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .errors import KgError
+from .core.errors import KgError
 
 BOM = "\ufeff"
 _OPEN_RE = re.compile(r"---[ \t]*(\r?\n)")

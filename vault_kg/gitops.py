@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import KgError
+from .core.errors import KgError
 
 GIT_TIMEOUT_S = float(os.environ.get("KG_GIT_TIMEOUT", "300"))
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import model as m
-from . import store
+from .core import model as m
+from .core import store
 from .cache import GraphReader
-from .errors import KgError
+from .core.errors import KgError
 from .scopes import Scope
 
 HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}
@@ -83,7 +83,7 @@ class GraphView:
         """Served as current? With `as_of` set: valid on that date (its window), whatever its status."""
         node = self.nodes.get(nid, {})
         if self.as_of is not None:
-            from .anchors import valid_at
+            from .anchor_dates import valid_at
 
             return valid_at(node, self.as_of)
         return include_stale or node.get("status") not in HIDDEN_STATUSES

@@ -7,7 +7,7 @@ note-shaped markdown file (a `summary` and namespaced `tags`) into a registered 
 repository (knowledge lives in the vault). Everything else is allowed.
 
 `decide` is pure given its inputs (the files it reads are the ones the write would change).
-Only the standard library and `vault_kg.config` are imported at module level, so the hook can
+Only the standard library and `vault_kg.core.config` are imported at module level, so the hook can
 tell in a few milliseconds that a call is none of its business; the note parser is imported
 only once a markdown file in the vault or a project is about to change.
 """
@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .config import Config, inside
+from .core.config import Config, inside
 
 GUARDED_TOOLS = ("Write", "Edit", "MultiEdit")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -144,7 +144,7 @@ def journal_day(rel: str) -> date | None:
 def today_for(cfg: Config) -> date:
     """Today in the configured time zone (the system's when unset or unknown)."""
     from episodic.dates import resolve_timezone, today_in
-    from vault_kg.errors import KgError
+    from vault_kg.core.errors import KgError
 
     try:
         tz = resolve_timezone(cfg.timezone)
@@ -189,7 +189,7 @@ def proposed_text(tool_name: str, tool_input: dict[str, Any], before: str | None
 
 def _read_note(rel: str, text: str) -> tuple[list[str], dict[str, Any]]:
     from extract.notes import extract_note
-    from vault_kg import model as m
+    from vault_kg.core import model as m
 
     extraction = extract_note(rel, text.encode("utf-8"))
     return list(extraction.nodes[m.note_id(rel)].get("tags") or []), extraction.meta

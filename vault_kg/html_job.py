@@ -46,7 +46,7 @@ def render_now(out: Path) -> bool:
 
     from graph_out.html import render_html
 
-    from .store import load_json, sweep_temp, write_if_changed
+    from .core.store import load_json, sweep_temp, write_if_changed
 
     waiting = FileLock(str(out / ".html.waiting"))
     try:

@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import model as m
-from . import store
+from .core import model as m
+from .core import store
 from .scopes import Scope
 
 

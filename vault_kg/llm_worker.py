@@ -535,7 +535,7 @@ def run_worker(root: Path, out: Path, after: int | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     update_state(out, lambda s: s.update(pid=os.getpid(), started=time.time(), heartbeat=time.time()))
     try:
-        from .config import load_config
+        from .core.config import load_config
 
         cfg = load_config()
         if not cfg.ollama_enabled:

@@ -29,9 +29,9 @@ from pydantic import Field
 
 from . import __version__
 from . import query as q
-from . import store
-from .config import load_config
-from .errors import KgError
+from .core import store
+from .core.config import load_config
+from .core.errors import KgError
 from .scopes import Scope, resolve_scopes
 
 INSTRUCTIONS = """\
@@ -290,7 +290,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
 
 def run_check(vault: Scope, scope: Scope) -> dict[str, Any]:
     """`kg check` through the anchors module: the vault's anchors, or only those into one project."""
-    from .anchors import check, format_check
+    from .anchor_check import check, format_check
 
     report = check(vault, None if scope.kind == "vault" else [scope.name])
     return {**report, "text": format_check(report)}
@@ -301,7 +301,8 @@ def remember_note(scope: Scope, relpath: str, summary: str, tags: list[str], bod
 
     A note whose anchor cannot be made is removed again: the tool does all of it or nothing.
     """
-    from .vault_write import render_note, safe_relpath, write_note
+    from .core.vault_guard import safe_relpath
+    from .vault_write import render_note, write_note
 
     target = safe_relpath(scope.root, relpath)
     rel = target.relative_to(scope.root.resolve()).as_posix()
@@ -322,7 +323,7 @@ def remember_note(scope: Scope, relpath: str, summary: str, tags: list[str], bod
     if store.Layout(scope.out).cache_db.exists():
         from .engine import run
 
-        from .config import load_config
+        from .core.config import load_config
         from .llm_worker import after_update
 
         outcome = run(scope, paths=[target])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import config as cfgmod
-from .errors import KgError
-from .store import atomic_write
+from .core import config as cfgmod
+from .core.errors import KgError
+from .core.store import atomic_write
 
 
 def _read_config() -> tuple[Path, Any]:

@@ -21,10 +21,10 @@ import orjson
 
 from extract.notes import MAX_NOTE_BYTES
 
-from . import model as m
-from . import store
-from .errors import KgError
-from .safe_read import read_regular
+from .core import model as m
+from .core import store
+from .core.errors import KgError
+from .core.safe_read import read_regular
 from .scopes import Scope
 
 DEFAULT_MIN_SCOPES = 3

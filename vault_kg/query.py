@@ -9,13 +9,14 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from . import model as m
-from . import search, store
-from .errors import KgError
+from .core import model as m
+from . import search
+from .core import store
+from .core.errors import KgError
 from .graphview import GraphView, load_view
 from .scopes import Scope
-from .agent_text import one_line
-from .safe_read import read_regular
+from .core.agent_text import one_line
+from .core.safe_read import read_regular
 
 HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}
 HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from . import model as m
+from .core import model as m
 
 RANK_KINDS = {m.NOTE, m.ENTITY, m.CLASS, m.FUNCTION, m.METHOD, m.MODULE}
 RANK_RELATIONS_SKIP = {m.TAGGED, m.TAG_PARENT, m.HAS_SECTION, m.CONTAINS, m.IMPORTS}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import OUT_DIRNAME, Config, find_repo_upwards, load_config, resolve_vault
-from .errors import KgError
+from .core.config import OUT_DIRNAME, Config, find_repo_upwards, load_config, resolve_vault
+from .core.errors import KgError
 
 VAULT = "vault"
 

@@ -21,14 +21,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import OUT_DIRNAME
-from .errors import KgError
+from .core.config import OUT_DIRNAME
+from .core.errors import KgError
 from .gitops import (
     Repo, head, identity_missing, last_line, open_repo, operation_in_progress, run_git, status_entries, unmerged_paths, z_split,
 )
 from .journal_merge import merge_day
-from .secrets import find_secrets
-from .store import atomic_write
+from .core.secrets import find_secrets
+from .core.store import atomic_write
 
 JOURNAL_PATTERN = "journal/*.md"
 DRIVER_NAME = "kg-journal"
@@ -214,7 +214,7 @@ def scan_file(path: Path) -> list[str]:
     symlink is committed as its target path, so that is what is scanned; a folder (a submodule)
     is a commit id.
     """
-    from .safe_read import open_regular
+    from .core.safe_read import open_regular
 
     if path.is_symlink():
         return _scan_window(os.readlink(path).encode("utf-8", "surrogateescape"))
@@ -374,7 +374,7 @@ def _update_graph(repo: Repo, scope: Any) -> dict[str, Any]:
     updated for; the notes changed since then (pulled, committed here, or resolved by hand after
     a conflict) are the ones re-extracted. Without that record: a full (still incremental) run.
     """
-    from . import store
+    from .core import store
     from .engine import run
 
     state_path = scope.out / SYNC_STATE
@@ -385,7 +385,7 @@ def _update_graph(repo: Repo, scope: Any) -> dict[str, Any]:
     except (OSError, ValueError, AttributeError):
         seen = None
     known = bool(seen) and repo.git("cat-file", "-e", f"{seen}^{{commit}}", check=False).returncode == 0
-    from .config import load_config
+    from .core.config import load_config
     from .llm_worker import after_update
 
     if not known or not store.Layout(scope.out).cache_db.exists():

@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 
 def mcp_command(

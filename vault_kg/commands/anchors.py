@@ -1,5 +1,5 @@
 """`kg anchor`, `kg check`, `kg reanchor`, `kg accept`, `kg supersede`, `kg retire`: thin shells over
-`vault_kg.anchors` (deterministic staleness) and `vault_kg.anchor_repair` (frontmatter repairs)."""
+`vault_kg.anchor_check` (deterministic staleness) and `vault_kg.anchor_repair` (frontmatter repairs)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def check_command(
     \b
     Example: kg check --strict  # in CI: fails when a note describes code that changed
     """
-    from vault_kg.anchors import check, format_check
+    from vault_kg.anchor_check import check, format_check
 
     projects = [s for s in scope or [] if s != "vault"] or None
     report = check(_vault(vault), projects, strict, as_of)

@@ -18,7 +18,7 @@ VaultOption = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, 
 
 def _vault_and_tz(vault: Optional[Path]) -> tuple[Path, Any]:
     from episodic.dates import resolve_timezone
-    from vault_kg.config import load_config, resolve_vault
+    from vault_kg.core.config import load_config, resolve_vault
 
     cfg = load_config()
     return resolve_vault(vault, cfg), resolve_timezone(cfg.timezone)
@@ -64,7 +64,7 @@ def recall_command(
     Example: kg recall --yesterday --json
     """
     from episodic import recall as rc
-    from vault_kg.errors import KgError
+    from vault_kg.core.errors import KgError
 
     root, tz = _vault_and_tz(vault)
     if today or yesterday:

@@ -10,8 +10,8 @@ from typing import Any, Optional
 
 import typer
 
-from vault_kg.config import load_config
-from vault_kg.errors import KgError
+from vault_kg.core.config import load_config
+from vault_kg.core.errors import KgError
 
 llm_app = typer.Typer(help="The local-model pass: a background worker asks Ollama about pending notes.\n\nExample: kg llm status", no_args_is_help=True)
 

@@ -22,7 +22,7 @@ def _emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
 
 
 def _vault(vault: Optional[Path]) -> Path:
-    from vault_kg.config import resolve_vault
+    from vault_kg.core.config import resolve_vault
 
     return resolve_vault(vault)
 
@@ -78,10 +78,10 @@ def merge_journal_command(
     \b
     Example: git config merge.kg-journal.driver "kg merge-journal %O %A %B %P"
     """
-    from vault_kg.errors import KgError
+    from vault_kg.core.errors import KgError
     from vault_kg.gitops import run_git
     from vault_kg.journal_merge import merge_day
-    from vault_kg.store import atomic_write
+    from vault_kg.core.store import atomic_write
 
     try:
         texts = [p.read_text(encoding="utf-8") if p.exists() else "" for p in (base, ours, theirs)]
@@ -110,7 +110,7 @@ def promote_command(
     Example: kg promote "Payments API" --min 2  # what recurs in two client scopes
     """
     from vault_kg import promote as p
-    from vault_kg.errors import KgError
+    from vault_kg.core.errors import KgError
     from vault_kg.scopes import vault_scope
 
     scope = vault_scope(vault)
@@ -139,8 +139,8 @@ def consolidate_command(
     Example: kg consolidate --plan --output ~/plan.md && kg consolidate --apply ~/plan.md
     """
     from vault_kg import consolidate as c
-    from vault_kg.errors import KgError
-    from vault_kg.store import atomic_write
+    from vault_kg.core.errors import KgError
+    from vault_kg.core.store import atomic_write
 
     root = _vault(vault)
     if plan == (apply is not None):

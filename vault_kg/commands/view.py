@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import typer
 
-from vault_kg.errors import KgError
+from vault_kg.core.errors import KgError
 
 ScopeOption = typer.Option(None, "--scope", "-s", help="`vault` or a registered project (default: the enclosing project, else the vault).")
 VaultOption = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, the enclosing vault, or the config).")
@@ -54,7 +54,7 @@ def html_command(
     Example: kg html --vault ~/vault --open
     """
     from graph_out.html import render_html
-    from vault_kg.store import write_if_changed
+    from vault_kg.core.store import write_if_changed
 
     source = graph_json_path(scope, vault)
     data = load_graph(source)
@@ -88,7 +88,7 @@ def export_command(
     Example: kg export --format obsidian-canvas --output ~/vault/graph.canvas
     """
     from graph_out.export import FORMATS, export
-    from vault_kg.store import atomic_write
+    from vault_kg.core.store import atomic_write
 
     if fmt not in FORMATS:
         raise KgError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")

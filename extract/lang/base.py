@@ -1,0 +1,83 @@
+"""What every language module fills in: the `Language` entry, and the tree-sitter helpers they share.
+
+Capture ``@def.<segment>`` names the locator segment word (``class Foo``, ``struct S``,
+``type T``, ``impl S``); functions become methods when their nearest container is class-like.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter as ts
+import tree_sitter_language_pack as tslp
+
+Node = ts.Node
+ImportSpec = dict[str, Any]
+
+# Segment words that make a container class-like (so a function directly inside is a method).
+CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "enum", "type", "impl", "record", "union"})
+# Segment words that are containers but not graph nodes (their methods hang off the type).
+VIRTUAL = frozenset({"impl"})
+# Segment word -> graph node kind for containers that are nodes.
+MODULE_SEGMENTS = frozenset({"mod", "namespace"})
+
+_GENERIC_CUT = re.compile(r"[\[<(]")
+
+
+def text(node: Node | None, src: bytes) -> str:
+    """Source text of a node (empty for a missing node)."""
+    if node is None:
+        return ""
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def base_name(expr: str) -> str:
+    """A type expression without generic arguments or pointers: ``Base[T]`` → ``Base``."""
+    expr = expr.strip().lstrip("*&").strip()
+    return _GENERIC_CUT.split(expr, 1)[0].strip()
+
+
+def string_value(node: Node, src: bytes) -> str:
+    raw = text(node, src).strip()
+    return raw[1:-1] if len(raw) >= 2 and raw[0] in "'\"`" else raw
+
+
+def no_bases(node: Node, src: bytes) -> list[tuple[str, str]]:
+    return []
+
+
+@dataclass(frozen=True)
+class Language:
+    """Everything the extractor needs to know about one language."""
+
+    name: str
+    grammar: str
+    extensions: tuple[str, ...]
+    query: str
+    import_parser: Callable[[Node, bytes], list[ImportSpec]]
+    bases: Callable[[Node, bytes], list[tuple[str, str]]] = no_bases
+    # Node types whose wrapper (decorators, ``export``) belongs to the symbol's anchor text.
+    wrappers: tuple[str, ...] = ()
+    # Member-call node types: type -> (receiver field, name field).
+    member_calls: dict[str, tuple[str, str]] = field(default_factory=dict)
+    docstring: str = "comment"  # "python": first string in the body; "comment": comment above
+    self_names: tuple[str, ...] = ()  # receivers that mean "this object"
+    super_receivers: tuple[str, ...] = ()
+    bare_calls_see_members: bool = False  # Java: foo() inside a class means this.foo()
+    builtins: frozenset[str] = frozenset()
+    subkind: Callable[[Node], str] | None = None  # refines a segment's subkind (Go type specs)
+    impl_name: Callable[[Node, bytes], str] | None = None  # names a virtual container (Rust impl)
+    body_field: str = "body"
+    # Element node types (JSX) whose ``@callee`` name is a component use when it is not intrinsic.
+    jsx_elements: frozenset[str] = frozenset()
+    # Node type of a method declared outside its type, on a receiver (Go): its parent is that type.
+    receiver_methods: str | None = None
+    # What a module's root says of its names, kept in the file's code meta (Python: ``__all__``, aliases).
+    module_meta: Callable[[Node, bytes], dict[str, Any]] | None = None
+
+    @property
+    def ts_language(self) -> ts.Language:
+        return tslp.get_language(self.grammar)  # type: ignore[arg-type]
