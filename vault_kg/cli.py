@@ -37,7 +37,7 @@ JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 StaleOpt = typer.Option(False, "--include-stale", help="Also show stale and superseded nodes, flagged.")
 AsOfOpt = typer.Option(None, "--as-of", help="Answer with what was valid on this date (YYYY-MM-DD).")
 
-FEATURE_MODULES = ("journal", "view", "anchors", "vaultops", "agent", "llm")
+FEATURE_MODULES = ("journal", "view", "anchors", "vaultops", "agent", "llm", "watch")
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
