@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -64,7 +65,7 @@ async def mcp_latencies(vault: Path, env: dict[str, str], cwd: Path, runs: int) 
             await asyncio.sleep(POLL_S)
         await asyncio.sleep(3.0)  # the watcher's catch-up update at start
         for i in range(runs):
-            title = f"Watchbench {os.getpid()} {i}"
+            title = f"Watchbench {uuid.uuid4().hex[:10]}"  # one token no other note has
             (vault / "bench-watch").mkdir(exist_ok=True)
             (vault / "bench-watch" / f"{title}.md").write_text(note(title), encoding="utf-8")
             written = time.perf_counter()
