@@ -293,3 +293,21 @@ def test_every_session_start_refreshes_in_the_background_silently(tmp_path: Path
     assert wait_for(lambda: stamp.stat().st_mtime_ns > before and not reconcile.running(world.vault))
     assert "note:inbox/Written in Obsidian.md" in graph_ids(world.vault)
     assert wait_for(lambda: not reconcile.running(world.project))
+
+
+def test_without_file_events_it_polls_and_says_so(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exhausted inotify budget (ENOSPC at start): one line, then the polling observer."""
+    import watchdog.observers
+
+    class Exhausted(watchdog.observers.Observer):  # type: ignore[misc,valid-type]
+        def start(self) -> None:
+            raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchdog.observers, "Observer", Exhausted)
+    reports = Collector()
+    with VaultWatcher(vault_scope(vault), reports, debounce=0.2):
+        assert "polling every second" in (reports.next().error or "")
+        assert reports.next().whole
+        (vault / "notes" / "Polled.md").write_text(note("Polled", "Seen by polling."))
+        assert reports.until(lambda r: "notes/Polled.md" in r.extracted)
+    assert "note:notes/Polled.md" in graph_ids(vault)

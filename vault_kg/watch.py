@@ -32,6 +32,7 @@ from .scopes import Scope
 DEBOUNCE_S = 0.5
 MAX_DELAY_S = 5.0
 BUSY_RETRY_S = 2.0
+SERVER_STOP_S = 10.0  # an update still running then is abandoned: its writes are atomic
 LEASE = "watch.lock"
 SKIP_DIRS = {OUT_DIRNAME, "node_modules", "__pycache__"}
 _KINDS = {"created", "modified", "closed", "deleted", "moved"}
@@ -138,7 +139,7 @@ class VaultWatcher:
             self._observer = PollingObserver(timeout=1.0)
             self._observer.schedule(handler, str(self.root), recursive=True)
             self._observer.start()
-            self.on_report(Report(self.scope.name, [], True, notices=[f"file events unavailable ({exc.strerror or exc}); polling every second"]))
+            self.on_report(Report(self.scope.name, [], False, error=f"file events unavailable ({exc.strerror or exc}); polling every second instead"))
         self._thread = threading.Thread(target=self._loop, name=f"kg-watch-{self.scope.name}", daemon=True)
         self._thread.start()
         self.queue(None)
@@ -314,8 +315,8 @@ def server_lifespan(vault: Path | None) -> Callable[[Any], Any]:
         try:
             yield {}
         finally:
-            if watcher is not None:
-                await anyio.to_thread.run_sync(watcher.stop)
+            if watcher is not None:  # a client closing the server should not wait long
+                await anyio.to_thread.run_sync(lambda: watcher.stop(timeout=SERVER_STOP_S))
 
     return lifespan
 
