@@ -61,7 +61,10 @@ async def mcp_latencies(vault: Path, env: dict[str, str], cwd: Path, runs: int) 
     out = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
+        started = time.perf_counter()
         while not (vault / "kg-out" / "watch.lock").exists():
+            if time.perf_counter() - started > 300:
+                raise SystemExit("the MCP server never started watching its vault")
             await asyncio.sleep(POLL_S)
         await asyncio.sleep(3.0)  # the watcher's catch-up update at start
         for i in range(runs):

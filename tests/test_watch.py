@@ -256,7 +256,9 @@ def test_mcp_server_finds_a_note_written_by_another_program(vault: Path, tmp_pat
             await session.initialize()
             first = await session.call_tool("query", {"question": "zebrafish migration", "budget": 300})
             assert not any("Zebrafish" in h["label"] for h in first.structured_content["hits"])
+            started = time.monotonic()
             while not (vault / "kg-out" / "watch.lock").exists():  # the server's watcher is up
+                assert time.monotonic() - started < SLOW, "the MCP server never started watching its vault"
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.5)
             (vault / "notes" / "Zebrafish Migration.md").write_text(note("Zebrafish Migration", "How the zebrafish service moved to the new cluster."))
