@@ -24,9 +24,12 @@ def kg_env(**extra: str) -> dict[str, str]:
 
 
 def settle(out: Path, timeout: float = 600.0) -> float:
-    """Wait until no graph.html render runs or waits in `out`; the seconds waited."""
+    """Wait until no graph.html render runs or waits in `out`, and no background refresh started
+    by a session start runs on its scope; the seconds waited."""
+    from hooks.reconcile import running
+
     start = time.perf_counter()
     time.sleep(0.2)  # a render spawned just now may not hold its lock yet
-    while rendering(out) and time.perf_counter() - start < timeout:
+    while (rendering(out) or running(out.parent)) and time.perf_counter() - start < timeout:
         time.sleep(0.05)
     return time.perf_counter() - start

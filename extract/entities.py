@@ -1,6 +1,6 @@
 """Entity names and the graph nodes and edges that the LLM pass contributes for one note.
 
-Naming decisions (documented in the README "Entities from notes"):
+Naming decisions (documented in docs/entities.md):
 
 - An entity's id is ``entity:<canonical>``: casefolded, NFKC-normalized, leading article and
   trailing possessive removed, runs of spaces / underscores / hyphens collapsed to one ``-``.

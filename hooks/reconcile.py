@@ -1,9 +1,11 @@
-"""The periodic full reconcile: catch what changed behind the hooks' back (Obsidian, git pull).
+"""The background refresh: catch what changed behind the hooks' back (Obsidian, git pull, scripts).
 
-Session start asks `due()`; when the last full update of a scope is older than `reconcile_days`
-it calls `launch()`, which starts `kg hook reconcile` detached and returns at once. That process
-runs a full `engine.run` per scope (writers queue on the scope lock) and records the time in
-`kg-out/reconciled.stamp`; `kg-out/reconcile.started` keeps two sessions from starting two.
+Every session start calls `refresh()`, which starts `kg hook reconcile` detached for the built
+scopes that have none running and returns at once. That process runs an incremental update of
+the whole scope (`engine.run`: stat every file, read only the changed; writers queue on the scope
+lock) and records the time in `kg-out/reconciled.stamp`; `kg-out/reconcile.started` keeps two
+sessions from starting two. The brief says so only when a scope's last one is older than
+`reconcile_days` (its answers may lag noticeably until the refresh finishes).
 """
 
 from __future__ import annotations
@@ -53,6 +55,16 @@ def due(root: Path, days: int, now: float | None = None) -> bool:
     return not running(root, now)
 
 
+def refresh(targets: list[dict[str, str]], days: int, now: float | None = None) -> list[dict[str, str]]:
+    """Start the background update of each target with none running; return those overdue
+    (never refreshed, or not for `days`), which the brief names."""
+    now = now or time.time()
+    idle = [t for t in targets if not running(Path(t["root"]), now)]
+    if idle:
+        launch(idle)
+    return [t for t in idle if (age := age_days(Path(t["root"]), now)) is None or age >= days]
+
+
 def launch(targets: list[dict[str, str]]) -> None:
     """Start `kg hook reconcile` in its own session; the hook does not wait for it."""
     for target in targets:
@@ -90,6 +102,7 @@ def handle(payload: dict[str, Any]) -> None:
             after_update(scope, result, cfg, hook=True)
         except Exception as exc:
             failures.append(f"{root}: {exc}")
+            (root / OUT_DIRNAME / STARTED).unlink(missing_ok=True)  # the next session tries again
             continue
         stamp = root / OUT_DIRNAME / DONE
         stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n", encoding="utf-8")

@@ -180,16 +180,15 @@ def journal_lines(env: HookEnv) -> list[str]:
 
 
 def reconcile_notice(env: HookEnv, project: str | None, root: Path | None, vault_built: bool, project_built: bool) -> list[str]:
-    """Start the background reconcile when a scope's last full update is too old; one line if so."""
-    days = env.cfg.reconcile_days
+    """Start the background update of the built scopes; one line when one was long overdue."""
     targets = []
-    if vault_built and env.vault is not None and reconcile.due(env.vault, days):
+    if vault_built and env.vault is not None:
         targets.append({"kind": "vault", "name": "vault", "root": str(env.vault)})
-    if project_built and project and root is not None and reconcile.due(root, days):
+    if project_built and project and root is not None:
         targets.append({"kind": "code", "name": project, "root": str(root)})
+    targets = reconcile.refresh(targets, env.cfg.reconcile_days)
     if not targets:
         return []
-    reconcile.launch(targets)
     ages = []
     for t in targets:
         age = reconcile.age_days(Path(t["root"]))

@@ -1,5 +1,7 @@
-"""README claims that no other test checked: god nodes (an index note is not crowned, tests get a
-tenth of the teleport weight, community ids stable and ordered) and `KG_LOCK_TIMEOUT`."""
+"""Documented claims that no other test checked: god nodes (docs/queries.md: an index note is not
+crowned, tests get a tenth of the teleport weight, community ids stable and ordered) and
+`KG_LOCK_TIMEOUT` (docs/configuration.md, docs/troubleshooting.md). The README's own shape and
+links: tests/test_docs_links.py."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def graph(out: Path) -> dict:
 
 
 def test_an_index_note_linking_everything_is_not_a_god_node(example_vault: Path) -> None:
-    """README: `Home.md` links to 35 notes and is not in the top 20 (PageRank passes its rank on)."""
+    """docs/queries.md: `Home.md` links to 35 notes and is not in the top 20 (PageRank passes its rank on)."""
     scope = vault_scope(example_vault)
     run(scope)
     data = graph(scope.out)
@@ -70,7 +72,7 @@ def test_community_ids_are_stable_and_ordered_by_size(example_vault: Path) -> No
 
 
 def test_kg_lock_timeout_bounds_the_wait_for_a_held_scope(example_vault: Path) -> None:
-    """README: KG_LOCK_TIMEOUT is how long a writer waits for the scope lock; then one clear line."""
+    """docs/configuration.md: KG_LOCK_TIMEOUT is how long a writer waits for the scope lock; then one clear line."""
     scope = vault_scope(example_vault)
     run(scope)
     with scope_lock(Layout(scope.out)):

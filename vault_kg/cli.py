@@ -392,9 +392,9 @@ def project_list(as_json: bool = JsonOpt) -> None:
 
 def _register_features() -> None:
     """Feature packages add their own commands, in this order (imported here, by name, not from strings)."""
-    from .commands import agent, anchors, journal, llm, vaultops, view
+    from .commands import agent, anchors, journal, llm, vaultops, view, watch
 
-    for module in (journal, view, anchors, vaultops, agent, llm):
+    for module in (journal, view, anchors, vaultops, agent, llm, watch):
         module.register(app)
 
 

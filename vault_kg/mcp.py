@@ -133,7 +133,9 @@ def result(text: str, data: Any) -> ToolResult:
 def build_server(vault: Path | None = None) -> FastMCP:
     """The FastMCP app with every tool and resource registered (used by `kg mcp` and tests)."""
     kg = KgServer(vault)
-    mcp = FastMCP("vault-kg", instructions=INSTRUCTIONS, version=__version__)
+    from .watch import server_lifespan
+
+    mcp = FastMCP("vault-kg", instructions=INSTRUCTIONS, version=__version__, lifespan=server_lifespan(vault))
 
     @mcp.tool(annotations={"readOnlyHint": True})
     async def query(

@@ -44,7 +44,8 @@ note_budget_s = 1800
 [session]
 # Hard cap on what the session-start hook injects into the agent's context, in characters.
 brief_chars = 4000
-# A full reconcile starts in the background when the last full build is older than this.
+# Every session start refreshes the graphs in the background (an incremental update); the brief
+# says so only when the last refresh is older than this many days.
 reconcile_days = 7
 
 [guardrails]

@@ -25,7 +25,7 @@ FUNCTION = "function"
 METHOD = "method"
 EXTERNAL = "external"
 
-# Edge relations (documented in README "Graph model").
+# Edge relations (documented in docs/vault-graph.md and docs/code-graph.md).
 LINKS_TO = "links_to"
 EMBEDS = "embeds"
 TAGGED = "tagged"
