@@ -64,14 +64,18 @@ def test_the_mcp_server_serves_it_as_stale(world: World) -> None:
 
     from vault_kg.mcp import build_server
 
-    world.edit("src/retry.py", "range(3)", "range(5)")
-
-    async def ask() -> dict:
+    async def ask() -> tuple[dict, dict, dict]:
         async with Client(build_server(world.vault)) as client:
-            return (await client.call_tool("query", {"question": "fetch retries three times", "include_stale": True})).structured_content
+            before = (await client.call_tool("explain", {"node": "notes/Retry.md", "include_stale": True})).structured_content
+            world.edit("src/retry.py", "range(3)", "range(5)")  # while the server holds its view open
+            after = (await client.call_tool("explain", {"node": "notes/Retry.md", "include_stale": True})).structured_content
+            query = (await client.call_tool("query", {"question": "fetch retries three times", "include_stale": True})).structured_content
+            return before, after, query
 
-    answer = asyncio.run(ask())
-    assert {h["id"]: h["status"] for h in answer["hits"]}["note:notes/Retry.md"] == "stale"
+    before, after, query = asyncio.run(ask())
+    assert before["node"].get("status", "live") == "live"
+    assert after["node"]["status"] == "stale" and "seen at read time" in after["node"]["stale_reason"]
+    assert {h["id"]: h["status"] for h in query["hits"]}["note:notes/Retry.md"] == "stale"
 
 
 def test_the_brief_lists_it_as_stale_and_not_as_central(world: World) -> None:
@@ -90,3 +94,18 @@ def test_the_brief_lists_it_as_stale_and_not_as_central(world: World) -> None:
     stale = after.split("Stale notes", 1)[1].split("Central notes", 1)[0]
     assert "Retry (notes/Retry.md): hash changed: src/retry.py › class Client › method fetch" in stale
     assert "Retry (notes/Retry.md)" not in after.split("Central notes in the vault", 1)[1]
+
+
+def test_a_view_the_server_keeps_open_checks_again_on_each_call(world: World) -> None:
+    from vault_kg.mcp import ViewCache
+    from vault_kg.scopes import vault_scope
+
+    views = ViewCache()
+    scope = vault_scope(world.vault)
+    views.get(scope)  # opening the cache may create its -wal file: the signature settles after
+    first = views.get(scope)
+    assert first.nodes["note:notes/Retry.md"].get("status", "live") == "live"
+    world.edit("src/retry.py", "range(3)", "range(5)")
+    again = views.get(scope)
+    assert again is first  # the same open view (the cache file did not change)
+    assert again.nodes["note:notes/Retry.md"]["status"] == "stale"

@@ -75,6 +75,11 @@ class GraphView:
         self.out_edges = _Adjacency(self.reader.out_edges)
         self.in_edges = _Adjacency(self.reader.in_edges)
 
+    def forget_rows(self) -> None:
+        """Drop the node rows read so far, so the next read checks anchored code again (a
+        long-running server reuses its views between calls)."""
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope))
+
     @property
     def graph(self) -> dict[str, Any]:
         return self.reader.meta("graph", {}) or {}

@@ -74,6 +74,7 @@ class ViewCache:
         sig = self.signature(scope)
         cached = self._views.get(key)
         if cached is not None and cached[0] == sig:
+            cached[1].forget_rows()  # code may have moved on since: freshness is checked per call
             return cached[1]
         if cached is not None:
             cached[1].reader.close()
