@@ -1,8 +1,9 @@
 """The last turn of a Claude Code session transcript: the files it edited and what it said.
 
 A turn starts at the last real user request (tool results and meta lines are not requests) and
-runs to the end of the transcript. The Stop hook reads it to credit notes and to tell whether a
-note push-recall injected was used. Only the transcript's tail is read.
+runs to the end of the transcript; only the last 4 MB are read, since the Stop hook runs every
+turn (a longer turn is read from there). The Stop hook reads it to credit notes and to tell
+whether a note push-recall injected was used.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from .transcript import EDIT_TOOLS, _records, _tool_uses, _user_text
 
 MAX_TEXT_CHARS = 2_000_000
+TAIL_BYTES = 4 * 1024 * 1024  # the Stop hook runs every turn: a long session is not re-read whole
 
 
 @dataclass
@@ -23,7 +25,7 @@ class Turn:
 
 
 def last_turn(transcript: Path) -> Turn:
-    records = _records(transcript)
+    records = _records(transcript, TAIL_BYTES)
     start = max((i for i, r in enumerate(records) if _user_text(r)), default=-1) + 1
     turn = Turn()
     parts: list[str] = []

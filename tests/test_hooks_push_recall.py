@@ -128,3 +128,14 @@ def test_bad_payloads_fail_open(world: World) -> None:
         assert code == 0
         if out is not None:  # a hostile session id never names a file outside kg-out/push-recall
             assert not list((world.vault.parent).glob("etc*"))
+
+
+def test_strength_is_absolute_and_needs_two_shared_words() -> None:
+    from vault_kg.push_recall import strength, terms
+
+    summary = "Small Go service that receives Stripe webhooks, verifies signatures and fans events out to Acme and Globex."
+    assert strength(terms(WEAK), "Webhook Relay", [], summary) == 0.7667
+    assert strength(terms(STRONG), "Webhook Relay", [], summary) == 1.0
+    assert strength(terms("run the tests"), "Testing", [], "Testing rules - pytest, fixtures.") == 0.0  # one word, even a whole title
+    assert strength(terms("the relay for stripe"), "Webhook Relay", ["Stripe relay"], "") == 0.65  # an alias names it whole
+    assert strength(terms("unrelated words entirely"), "Webhook Relay", [], summary) == 0.0

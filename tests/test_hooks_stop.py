@@ -63,3 +63,15 @@ def test_a_transcript_outside_claude_folders_is_refused(world: World, tmp_path: 
     code, out, err = world.hook("stop", {**session_payload(world, "Stop", stop_hook_active=False), "transcript_path": str(elsewhere)})
     assert (code, out) == (0, None) and "not a Claude Code transcript" in err
     assert credits(world) == []
+
+
+def test_a_long_session_is_read_from_its_tail(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from episodic import last_turn
+
+    core = str(world.project / "pkg" / "core.py")
+    chatter = [("an earlier request " + "x" * 2000, [("Bash", {"command": "echo " + "y" * 2000})]) for _ in range(40)]
+    transcript(world, *chatter, ("tidy the engine", [("Edit", {"file_path": core, "old_string": "a", "new_string": "b"})]))
+    monkeypatch.setattr(last_turn, "TAIL_BYTES", 20_000)  # far less than the transcript
+    assert world.transcript.stat().st_size > 100_000
+    turn = last_turn.last_turn(world.transcript)
+    assert turn.edited == [core] and "echo" not in turn.text
