@@ -78,9 +78,9 @@ def accepted_transcript(raw: str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def _records(path: Path, limit: int = MAX_TRANSCRIPT_BYTES) -> list[dict[str, Any]]:
     try:
-        raw = read_regular(path, MAX_TRANSCRIPT_BYTES, tail=True).decode("utf-8", "replace")
+        raw = read_regular(path, limit, tail=True).decode("utf-8", "replace")
     except OSError as exc:
         raise KgError(f"{path}: cannot read the session transcript ({exc.strerror}); check the path") from exc
     out = []

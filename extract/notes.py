@@ -23,6 +23,7 @@ from vault_kg.core.safe_read import display_name, file_kind, valid_name
 from vault_kg.core.secrets import redact
 
 from .links import Link, normalize_tag, scan_markdown
+from .obsidian_ignore import excluded
 from .redaction import redact_extraction
 
 MAX_NOTE_BYTES = int(os.environ.get("KG_MAX_NOTE_BYTES", str(5 * 1024 * 1024)))
@@ -94,14 +95,15 @@ class VaultAdapter:
                     skips.append(SourceSkip(shown, f"{kind}, not a regular file; not read (remove it or rename it without .md)"))
                 else:
                     sources.append(rel_folder + name)
-        sources.sort()
+        ignored = excluded(root)
+        sources = sorted(s for s in sources if not ignored(s))
         skips.sort(key=lambda s: s.relpath)
         return sources, skips
 
     def is_source(self, root: Path, relpath: str) -> bool:
         """`list_sources`'s rules for one path, without walking the vault (the hook's fast path)."""
         *folders, name = relpath.split("/")
-        if not name.lower().endswith(".md") or name.startswith(".") or not valid_name(relpath):
+        if not name.lower().endswith(".md") or name.startswith(".") or not valid_name(relpath) or excluded(root)(relpath):
             return False
         folder = str(root)
         for part in folders:

@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any, Callable
 
-EVENTS = ("session-start", "pre-tool-use", "post-tool-use", "session-end", "reconcile")
-USAGE = "usage: kg hook {session-start|pre-tool-use|post-tool-use|session-end} < payload.json  (Claude Code hook protocol)"
+EVENTS = ("session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use", "stop", "pre-compact", "session-end", "reconcile")
+USAGE = "usage: kg hook {session-start|user-prompt-submit|pre-tool-use|post-tool-use|stop|pre-compact|session-end} < payload.json  (Claude Code hook protocol)"
 
 
 def read_payload(stream: Any) -> dict[str, Any]:
@@ -35,6 +35,12 @@ def handler(event: str) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
         from .session_start import handle
     elif event == "session-end":
         from .session_end import handle
+    elif event == "user-prompt-submit":
+        from .user_prompt_submit import handle
+    elif event == "stop":
+        from .stop import handle
+    elif event == "pre-compact":
+        from .pre_compact import handle
     else:
         from .reconcile import handle
     return handle

@@ -37,10 +37,15 @@ _TAG_RE = re.compile(r"(?<![\w/])#?(convention/[\w./-]*[\w-])")
 
 
 def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+    if payload.get("source") == "compact":  # a new context window: push-recall may repeat itself
+        from .pre_compact import handle as reset_push_recall
+
+        reset_push_recall(payload)
     env = hook_env(payload)
     text = build_brief(env)
     if not text:
         return None
+    safely(env, record_brief, env)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
@@ -58,7 +63,9 @@ def build_brief(env: HookEnv) -> str:
     if vault_brief is not None:
         declared = safely(env, declared_conventions, env, project, project_root)
         sections.append(("Conventions this project follows", convention_lines(vault_brief, declared)))
-        stale = safely(env, stale_items, env.vault, vault_brief)
+        stale = safely(env, stale_items, env.vault, vault_brief) + safely(env, stale_at_read_time, env.vault, vault_brief)
+        gone = {item.get("id") for item in stale if isinstance(item, dict)}
+        vault_brief["god_nodes"] = [n for n in vault_brief.get("god_nodes", []) if not (isinstance(n, dict) and n.get("id") in gone)]
         sections.append(("Stale notes (anchored code changed; do not trust them as current)", stale_lines(stale, project)))
     if project_brief is not None:
         sections.append((f"Central code in {one_line(project, 80)}", node_lines(project_brief, with_line=True)))
@@ -67,6 +74,17 @@ def build_brief(env: HookEnv) -> str:
     if env.vault is not None:
         sections.append(("Journal, today and yesterday (more: `kg recall \"last week\"`)", safely(env, journal_lines, env)))
     return fit(sections, notice, env.cfg.brief_chars)
+
+
+def record_brief(env: HookEnv) -> list[str]:
+    """The vault's central notes the brief showed go to the recall log (`kg ledger`)."""
+    from vault_kg.recall_log import record
+
+    brief = read_brief(env.vault) if env.vault is not None else None
+    if brief is not None:
+        shown = [n.get("id") for n in brief.get("god_nodes", [])[:GOD_NODES] if isinstance(n, dict)]
+        record(env.vault, "brief", shown)
+    return []
 
 
 def safely(env: HookEnv, fn: Callable[..., list[str]], *args: Any) -> list[str]:
@@ -143,6 +161,14 @@ def stale_items(vault: Path, brief: dict[str, Any]) -> list[Any]:
 
     graph = peek_meta(vault / OUT_DIRNAME / "cache" / "index.sqlite", "graph", timeout=5)
     return list(graph.get("stale") or []) if isinstance(graph, dict) else []
+
+
+def stale_at_read_time(vault: Path, brief: dict[str, Any]) -> list[Any]:
+    """Anchored notes whose code moved on since the last build (`vault_kg.freshness`)."""
+    from vault_kg.freshness import stale_now
+
+    known = {item.get("id") for item in brief.get("stale") or [] if isinstance(item, dict)}
+    return [item for item in stale_now(vault) if item["id"] not in known]
 
 
 def stale_lines(items: list[Any], project: str | None) -> list[str]:

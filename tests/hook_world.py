@@ -114,3 +114,14 @@ def wait_for(check: Callable[[], bool], timeout: float = 60.0) -> bool:
             return True
         time.sleep(0.2)
     return check()
+
+
+def add_anchored_note(world: World, rel: str = "notes/Engine Lifecycle.md", target: str = "pkg/core.py::Engine") -> str:
+    """A vault note anchored (with `kg anchor`) to code in the payments project, graph updated; its id."""
+    note = world.vault / rel
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("---\nsummary: How the engine starts and stops.\ntags: [scope/payments]\n---\nBody.\n")
+    for args in (["anchor", rel, "--to", target, "--project", "payments"], ["update", "--vault", str(world.vault)]):
+        done = kg_process(*args, env=world.env, cwd=world.base)
+        assert done.returncode == 0, done.stderr
+    return f"note:{rel}"

@@ -20,8 +20,8 @@ import orjson
 from vault_kg.engine import run
 from vault_kg.scopes import Scope
 
-NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Omega"]
-FOLDERS = ["", "proj/", "area/sub/"]
+NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Omega", "2025-03-14"]  # the last one is a journal day under journal/
+FOLDERS = ["", "proj/", "area/sub/", "journal/"]
 DANGLING = ["Nowhere", "Later Note", "Ghost"]
 HEADINGS = ["Intro", "Details", "Open questions"]
 TAGS = ["topic/x", "topic/x/y", "tool/semrush", "client/acme", "scope/global", "a/b/c/d"]

@@ -16,7 +16,7 @@ def world(tmp_path: Path) -> World:
     return make_world(tmp_path)
 
 
-@pytest.mark.parametrize("event", ["session-start", "post-tool-use", "session-end"])
+@pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "post-tool-use", "stop", "pre-compact", "session-end"])
 @pytest.mark.parametrize("payload", ["{not json", "[1, 2]"])
 def test_a_malformed_payload_is_logged_and_exits_0(tmp_path: Path, event: str, payload: str) -> None:
     world = make_world(tmp_path, build=False)
@@ -28,7 +28,7 @@ def test_a_malformed_payload_is_logged_and_exits_0(tmp_path: Path, event: str, p
 
 def test_an_unknown_event_prints_usage_and_exits_0(tmp_path: Path) -> None:
     world = make_world(tmp_path, build=False)
-    code, out, err = world.hook("pre-compact", {})
+    code, out, err = world.hook("subagent-stop", {})
     assert (code, out) == (0, None) and "usage: kg hook" in err
 
 

@@ -206,16 +206,30 @@ def query(
     scope: Optional[list[str]] = ScopeOpt,
     include_stale: bool = StaleOpt,
     as_of: Optional[str] = AsOfOpt,
+    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only hits with this tag or a child of it (repeat for any of several)."),
+    folder: Optional[str] = typer.Option(None, "--folder", help="Only hits whose file lies under this folder."),
+    kind: Optional[list[str]] = typer.Option(None, "--kind", help="Only these kinds: note, journal, code, entity, section, function, class... (journal days show only when asked for)."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only hits dated on or after this day (YYYY-MM-DD): journal day, frontmatter date, else file mtime."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only hits dated on or before this day (YYYY-MM-DD)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Answer with a compact, citable context: seeds first, file:line, snippets, connecting edges.
 
     \b
     Example: kg query "how do we retry failed webhooks" --budget 800
+    Example: kg query "stripe" --tag client --folder services
+    Example: kg query "webhooks" --kind journal --since 2024-01-01
     """
     from . import query as q
+    from .memory_kinds import make_filters
 
-    emit(q.query(scopes_from(scope, vault), question, budget, include_stale, depth, as_of=as_of), as_json, q.format_query)
+    from .recall_log import record_hits
+
+    filters = make_filters(tag, folder, kind, since, until)
+    scopes = scopes_from(scope, vault)
+    answer = q.query(scopes, question, budget, include_stale, depth, as_of=as_of, filters=filters)
+    record_hits(scopes, answer, "query", question)
+    emit(answer, as_json, q.format_query)
 
 
 @app.command()
@@ -252,8 +266,12 @@ def explain(
     Example: kg explain "Payments API"
     """
     from . import query as q
+    from .recall_log import record_hits
 
-    emit(q.explain(single_view(scope, vault), name, include_stale, as_of), as_json, q.format_explain)
+    view = single_view(scope, vault)
+    answer = q.explain(view, name, include_stale, as_of)
+    record_hits([view.scope], answer, "explain", name)
+    emit(answer, as_json, q.format_explain)
 
 
 @app.command("god-nodes")
@@ -283,14 +301,15 @@ def affected(
     include_stale: bool = StaleOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """What depends on a symbol (callers, importers, subclasses, anchored notes): the blast radius.
+    """What depends on a symbol (callers, importers, subclasses, anchored vault notes): the blast radius.
 
     \b
     Example: kg affected "src/retry.py › class Client › method fetch" --scope payments --depth 2
+    Example: kg affected src/retry.py::Client.fetch --scope payments  # as `kg anchor` names it; lists anchored notes
     """
     from . import query as q
 
-    emit(q.affected(single_view(scope, vault), symbol, depth, include_stale=include_stale), as_json, q.format_affected)
+    emit(q.affected(single_view(scope, vault), symbol, depth, include_stale=include_stale, vault=vault), as_json, q.format_affected)
 
 
 @app.command()
@@ -392,9 +411,9 @@ def project_list(as_json: bool = JsonOpt) -> None:
 
 def _register_features() -> None:
     """Feature packages add their own commands, in this order (imported here, by name, not from strings)."""
-    from .commands import agent, anchors, journal, llm, vaultops, view, watch
+    from .commands import agent, anchors, journal, llm, memory, vaultops, view, watch
 
-    for module in (journal, view, anchors, vaultops, agent, llm, watch):
+    for module in (journal, view, anchors, vaultops, agent, llm, memory, watch):
         module.register(app)
 
 

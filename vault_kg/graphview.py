@@ -21,13 +21,15 @@ HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}
 class _Nodes:
     """Mapping-like, read-through access to node rows."""
 
-    def __init__(self, reader: GraphReader) -> None:
+    def __init__(self, reader: GraphReader, on_load: Any = None) -> None:
         self._reader = reader
         self._cache: dict[str, dict[str, Any] | None] = {}
+        self._on_load = on_load or (lambda node: node)  # read-time freshness (vault scopes)
 
     def get(self, nid: str, default: Any = None) -> Any:
         if nid not in self._cache:
-            self._cache[nid] = self._reader.node(nid)
+            found = self._reader.node(nid)
+            self._cache[nid] = None if found is None else self._on_load(found)
         found = self._cache[nid]
         return default if found is None else found
 
@@ -37,7 +39,7 @@ class _Nodes:
         if missing:
             found = self._reader.nodes_many(missing)
             for nid in missing:
-                self._cache[nid] = found.get(nid)
+                self._cache[nid] = None if found.get(nid) is None else self._on_load(found[nid])
 
     def __getitem__(self, nid: str) -> dict[str, Any]:
         found = self.get(nid)
@@ -69,9 +71,14 @@ class GraphView:
     in_edges: _Adjacency = field(init=False)
 
     def __post_init__(self) -> None:
-        self.nodes = _Nodes(self.reader)
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope))
         self.out_edges = _Adjacency(self.reader.out_edges)
         self.in_edges = _Adjacency(self.reader.in_edges)
+
+    def forget_rows(self) -> None:
+        """Drop the node rows read so far, so the next read checks anchored code again (a
+        long-running server reuses its views between calls)."""
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope))
 
     @property
     def graph(self) -> dict[str, Any]:
@@ -143,6 +150,15 @@ class GraphView:
             shown = ", ".join(found[:8]) + (" …" if len(found) > 8 else "")
             raise KgError(f"'{name}' is ambiguous in scope '{self.scope.name}': {shown}; pass one of these ids")
         return found[0]
+
+
+def read_time_check(scope: Scope) -> Any:
+    """A vault's notes anchored to code are checked as they are read (`vault_kg.freshness`)."""
+    if scope.kind != "vault":
+        return None
+    from .freshness import Freshness
+
+    return Freshness(scope.root).apply
 
 
 def load_view(scope: Scope) -> GraphView:

@@ -74,6 +74,7 @@ class ViewCache:
         sig = self.signature(scope)
         cached = self._views.get(key)
         if cached is not None and cached[0] == sig:
+            cached[1].forget_rows()  # code may have moved on since: freshness is checked per call
             return cached[1]
         if cached is not None:
             cached[1].reader.close()
@@ -144,13 +145,24 @@ def build_server(vault: Path | None = None) -> FastMCP:
         budget: Annotated[int, Field(ge=100, le=q.MAX_BUDGET, description="Answer size cap in tokens.")] = 1500,
         depth: Annotated[int, Field(ge=0, le=q.MAX_DEPTH, description="Expansion hops from the best matches.")] = 2,
         include_stale: Annotated[bool, Field(description="Also show stale/superseded nodes, flagged.")] = False,
+        tags: Annotated[list[str] | None, Field(default=None, max_length=20, description="Only hits with one of these tags (or a child tag), e.g. [\"client/acme\"].")] = None,
+        folder: Annotated[str | None, Field(default=None, max_length=300, description="Only hits whose file lies under this folder, e.g. \"services\".")] = None,
+        kinds: Annotated[list[str] | None, Field(default=None, max_length=20, description="Only these kinds: note, journal, code, entity, section, function, class, method, ... Journal days show only when asked for.")] = None,
+        since: Annotated[str | None, Field(default=None, max_length=10, description="Only hits dated on or after this day, YYYY-MM-DD.")] = None,
+        until: Annotated[str | None, Field(default=None, max_length=10, description="Only hits dated on or before this day, YYYY-MM-DD.")] = None,
     ) -> ToolResult:
         """Answer a question from the graph: the best-matching notes/symbols first, then what they connect to, each with file:line and a verbatim snippet, within a token budget.
 
         Example: query(question="how do we retry failed Stripe webhooks", budget=800)
+        Example: query(question="webhooks", kinds=["journal"], since="2025-03-01")
         """
         def work() -> ToolResult:
-            answer = q.query(kg.scopes(scopes), question, budget, include_stale, depth)
+            from .memory_kinds import make_filters
+            from .recall_log import record_hits
+
+            chosen = kg.scopes(scopes)
+            answer = q.query(chosen, question, budget, include_stale, depth, filters=make_filters(tags, folder, kinds, since, until))
+            record_hits(chosen, answer, "mcp-query", question)
             return result(q.format_query(answer), answer)
 
         return await kg.call(work)
@@ -162,7 +174,11 @@ def build_server(vault: Path | None = None) -> FastMCP:
         Example: explain(node="Payments API")
         """
         def work() -> ToolResult:
-            answer = q.explain(kg.view(scope), node, include_stale)
+            from .recall_log import record_hits
+
+            view = kg.view(scope)
+            answer = q.explain(view, node, include_stale)
+            record_hits([view.scope], answer, "mcp-explain", node)
             return result(q.format_explain(answer), answer)
 
         return await kg.call(work)
@@ -220,7 +236,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
         Example: affected(symbol="app/webhooks/stripe.py › function handle", scope="payments", depth=2)
         """
         def work() -> ToolResult:
-            answer = q.affected(kg.view(scope), symbol, depth)
+            answer = q.affected(kg.view(scope), symbol, depth, vault=kg.vault_scope().root)
             return result(q.format_affected(answer), answer)
 
         return await kg.call(work)

@@ -7,6 +7,7 @@ the text renderers live beside them so all three interfaces say the same thing.
 from __future__ import annotations
 
 import heapq
+from pathlib import Path
 from typing import Any
 
 from .core import model as m
@@ -17,6 +18,7 @@ from .graphview import GraphView, load_view
 from .scopes import Scope
 from .core.agent_text import one_line
 from .core.safe_read import read_regular
+from .memory_kinds import Filters, is_episodic
 
 HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}
 HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
@@ -25,6 +27,7 @@ MAX_DEPTH = 6
 SNIPPET_CHARS = 160
 SNIPPET_READ_BYTES = 2_000_000
 CHARS_PER_TOKEN = 4
+FILTERED_SEED_FACTOR = 60  # a filtered query reads this many candidates per seed before filtering
 
 
 def _status_flag(node: dict[str, Any]) -> str:
@@ -78,12 +81,15 @@ def query(
     seeds: int = 8,
     as_of: str | None = None,
     views: list[GraphView] | None = None,
+    filters: Filters | None = None,
 ) -> dict[str, Any]:
     """BM25 seeds, then a bounded best-first expansion ranked by relevance × edge confidence.
 
     `as_of` answers with what was valid on that date (validity windows), not the live tips;
-    `views` lets a long-running server pass graphs it already holds open.
+    `views` lets a long-running server pass graphs it already holds open; `filters` narrows every
+    hit (tag, folder, kind, date); without them journal days stay out (`memory_kinds`).
     """
+    filters = filters or Filters()
     if not question.strip():
         raise KgError("empty question; try `kg query \"payments retries\"`")
     budget = max(100, min(int(budget), MAX_BUDGET))
@@ -96,10 +102,16 @@ def query(
     via: dict[tuple[str, str], dict[str, Any]] = {}
     seed_keys: list[tuple[str, str]] = []
     all_hits: list[tuple[float, GraphView, str]] = []
+    hidden: list[str] = []  # matches not served as current (stale or superseded)
     for view in views:
-        for nid, score in search.search(view.reader, question, limit=seeds * 3):
-            if nid in view.nodes and view.visible(nid, include_stale):
-                all_hits.append((score, view, nid))
+        found = search.search(view.reader, question, limit=seeds * (FILTERED_SEED_FACTOR if filters.narrowing else 6))
+        view.nodes.prefetch([nid for nid, _ in found])
+        for nid, score in found:
+            if nid in view.nodes and filters.admits(view.nodes[nid], view.scope.root):
+                if view.visible(nid, include_stale):
+                    all_hits.append((score, view, nid))
+                else:
+                    hidden.append(nid)
     top = max((h[0] for h in all_hits), default=1.0) or 1.0
     all_hits.sort(key=lambda h: (-h[0], h[1].scope.name, h[2]))
     by_name = {v.scope.name: v for v in views}
@@ -120,7 +132,7 @@ def query(
             if other in expanded or not view.visible(other, include_stale):
                 continue
             node = view.nodes[other]
-            if node.get("kind") in HUB_KINDS or e["relation"] in HUB_RELATIONS:
+            if node.get("kind") in HUB_KINDS or e["relation"] in HUB_RELATIONS or not filters.admits(node, view.scope.root):
                 continue
             relevance = -neg * float(e.get("score") or 0.0) * 0.5
             okey = (key[0], other)
@@ -129,7 +141,10 @@ def query(
                 via[okey] = e
                 heapq.heappush(frontier, (-relevance, hops + 1, okey))
     ordered = seed_keys + sorted((k for k in scored if k not in seed_keys), key=lambda k: (-scored[k], k))
-    return _render_query(question, ordered, set(seed_keys), scored, via, by_name, terms, budget, multi=len(views) > 1)
+    answer = _render_query(question, ordered, set(seed_keys), scored, via, by_name, terms, budget, multi=len(views) > 1)
+    if not answer["hits"] and hidden:
+        answer["hidden_matches"] = len(hidden)
+    return answer
 
 
 def estimate_tokens(text: str) -> int:
@@ -279,6 +294,9 @@ def _notice(cut_hits: int, cut_edges: int, budget: int) -> str:
 
 def format_query(answer: dict[str, Any]) -> str:
     """The answer as printed; `_render_query` has already fitted every line of it into the budget."""
+    if not answer["hits"] and answer.get("hidden_matches"):
+        return (f"no current matches for {one_line(answer['question'], 200)!r}: {answer['hidden_matches']} stale or superseded "
+                "match(es) are hidden; pass --include-stale to see them flagged, and `kg check` says why")
     if not answer["hits"]:
         return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `kg god-nodes`"
     out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
@@ -466,14 +484,28 @@ def format_stats(s: dict[str, Any]) -> str:
 DEPENDS_RELATIONS = {m.CALLS, m.IMPORTS, m.INHERITS, m.IMPLEMENTS, m.CONTAINS, m.ANCHORED_TO, m.LINKS_TO, m.EMBEDS}
 
 
-def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, include_stale: bool = False) -> dict[str, Any]:
+def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, include_stale: bool = False, vault: Path | None = None) -> dict[str, Any]:
     """What depends on a node: callers, importers, subclasses, anchored notes, transitively.
 
     Walks incoming dependency edges (`calls`, `imports`, `inherits`, `implements`,
     `anchored_to`, links) up to `depth` hops; for a class, its methods' dependants count too
-    (through `contains`). Each hit says how it depends and at which hop.
+    (through `contains`). Each hit says how it depends and at which hop. On a code scope the
+    symbol may be named `PATH::Client.fetch`, and `notes` lists the vault notes (of `vault`, else
+    the configured one) anchored to it or to any code hit.
     """
-    root = view.resolve_one(name, include_stale)
+    answer = _affected(view, name, depth, limit, include_stale)
+    if view.scope.kind == "code":
+        from .affected_notes import default_vault, vault_notes
+
+        locators = [answer["id"]] + [h["id"] for h in answer["affected"]]
+        answer["notes"] = vault_notes(view.scope.name, locators, vault or default_vault())
+    return answer
+
+
+def _affected(view: GraphView, name: str, depth: int, limit: int, include_stale: bool) -> dict[str, Any]:
+    from .affected_notes import dotted_symbol
+
+    root = (view.scope.kind == "code" and not view.find(name, include_stale) and dotted_symbol(view, name)) or view.resolve_one(name, include_stale)
     depth = max(1, min(int(depth), MAX_DEPTH))
     limit = max(1, min(int(limit), 5000))
     targets = [root] + [e["target"] for e in view.out_edges.get(root, []) if e["relation"] == m.CONTAINS]
@@ -487,7 +519,7 @@ def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, inclu
                 other = e["source"]
                 if e["relation"] not in DEPENDS_RELATIONS or e["relation"] == m.CONTAINS or other in seen:
                     continue
-                if not view.visible(other, include_stale):
+                if not view.visible(other, include_stale) or is_episodic(view.nodes[other]):
                     continue
                 seen.add(other)
                 n = view.nodes[other]
@@ -500,15 +532,17 @@ def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, inclu
 
 
 def format_affected(answer: dict[str, Any]) -> str:
+    notes = [f"  {one_line(n['label'])} ({one_line(n['source'])})" + (f" [{n['status'].upper()}]" if n["status"] != m.LIVE else "") + f" —anchored_to→ {one_line(n['via'])}" for n in answer.get("notes", [])]
+    tail = [f"{len(notes)} vault note(s) anchored to it or its dependants:", *notes] if notes else []
     if not answer["affected"]:
-        return f"nothing depends on {one_line(answer['id'])} (within {answer['depth']} hops)"
+        return "\n".join([f"nothing depends on {one_line(answer['id'])} (within {answer['depth']} hops)", *tail])
     out = [f"{len(answer['affected'])} dependants of {one_line(answer['id'])} (depth {answer['depth']}):"]
     for h in answer["affected"]:
         flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
         out.append(f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){flag} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}")
     if answer["truncated"]:
         out.append("[truncated: raise the limit or lower --depth]")
-    return "\n".join(out)
+    return "\n".join(out + tail)
 
 
 def view_label(nid: str) -> str:

@@ -5,7 +5,8 @@ calls, inheritance), weighted by edge confidence. Tags, sections, unresolved tar
 external modules take no part, so a tag used by every note or a file that contains everything is
 never crowned. PageRank rather than degree because an index/MOC note has many out-links but few
 in-links: it passes rank on instead of hoarding it. Test code gets a tenth of the teleport weight,
-and calls made from decorators count a tenth.
+and calls made from decorators count a tenth. Journal day notes are episodic memory and take part
+in neither ranking nor communities (`vault_kg.memory_kinds`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 import orjson
 
 from .core import model as m
+from .memory_kinds import is_episodic
 
 RANK_KINDS = {m.NOTE, m.ENTITY, m.CLASS, m.FUNCTION, m.METHOD, m.MODULE}
 RANK_RELATIONS_SKIP = {m.TAGGED, m.TAG_PARENT, m.HAS_SECTION, m.CONTAINS, m.IMPORTS}
@@ -155,7 +157,7 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
 
     Only live, rankable nodes take part: stale and superseded knowledge is never crowned.
     """
-    rankable = np.array([nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) for nid in table.ids], dtype=bool)
+    rankable = np.array([nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool)
     if not rankable.any():
         return {}
     keep = table.meaning & rankable[table.src] & rankable[table.dst] & (table.src != table.dst)
@@ -211,7 +213,7 @@ def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[
     modules stay out. Ids are ordered by size, then by first member. Returns node → community id
     and the community table (name from the most central members, size, cohesion).
     """
-    member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS for nid in table.ids], dtype=bool)
+    member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool)
     positions = np.flatnonzero(member)
     n = len(positions)
     if not n:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from typing import TYPE_CHECKING
 
-from .cache import GraphReader
+if TYPE_CHECKING:  # push-recall imports the constants on the hook's fast path: no cache module
+    from .cache import GraphReader
 
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 # Column weights for bm25(): label counts most, then aliases and summary, then the body.
@@ -27,7 +29,7 @@ def query_terms(question: str) -> list[str]:
     return kept or terms
 
 
-def search(reader: GraphReader, question: str, limit: int = 20) -> list[tuple[str, float]]:
+def search(reader: "GraphReader", question: str, limit: int = 20) -> list[tuple[str, float]]:
     """(node id, score) best first; score positive (FTS5's bm25 negated); any term may match."""
     terms = query_terms(question)
     if not terms:

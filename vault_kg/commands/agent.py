@@ -47,7 +47,7 @@ def mcp_command(
 
 
 def hook_command(
-    event: str = typer.Argument(..., help="session-start | pre-tool-use | post-tool-use | session-end"),
+    event: str = typer.Argument(..., help="session-start | user-prompt-submit | pre-tool-use | post-tool-use | stop | pre-compact | session-end"),
 ) -> None:
     """Run a Claude Code hook: the JSON payload on stdin, the hook's JSON on stdout; always exits 0.
 

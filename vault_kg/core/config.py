@@ -1,7 +1,7 @@
 """Configuration: where the vault is, how to reach Ollama, which projects are registered.
 
 Precedence, highest first: command-line flags, environment (`KG_VAULT`, `OLLAMA_HOST`,
-`KG_MODEL`, `KG_OLLAMA=off`, `KG_GUARDRAILS=off`), the working directory (inside a vault or a registered project), the config file
+`KG_MODEL`, `KG_OLLAMA=off`, `KG_GUARDRAILS=off`, `KG_PUSH_RECALL=off`), the working directory (inside a vault or a registered project), the config file
 (`$KG_CONFIG`, else `$XDG_CONFIG_HOME/vault-kg/config.toml`, else `~/.config/vault-kg/config.toml`).
 """
 
@@ -48,6 +48,14 @@ brief_chars = 4000
 # says so only when the last refresh is older than this many days.
 reconcile_days = 7
 
+[push_recall]
+# On each prompt, inject at most one vault note that strongly matches it (see docs/memory.md).
+# Set enabled to false to turn it off (env: KG_PUSH_RECALL=off). `floor` is the absolute strength
+# (0-1) a match needs; `rise` is how much stronger a note ignored once must match to come back.
+enabled = true
+floor = 0.6
+rise = 0.15
+
 [guardrails]
 # Set to false to let agents tag notes scope/global, rewrite past journal days and write
 # knowledge notes into project repositories (env: KG_GUARDRAILS=off). See docs/guardrails.md.
@@ -73,6 +81,9 @@ class Config:
     brief_chars: int = 4000
     reconcile_days: int = 7
     guardrails: bool = True
+    push_recall: bool = True
+    push_floor: float = 0.6
+    push_rise: float = 0.15
     projects: dict[str, Path] = field(default_factory=dict)
     conventions: dict[str, list[str]] = field(default_factory=dict)
 
@@ -97,6 +108,8 @@ def load_config(path: Path | None = None) -> Config:
     ollama = raw.get("ollama", {}) or {}
     session = raw.get("session", {}) or {}
     guardrails = raw.get("guardrails", {}) or {}
+    push = raw.get("push_recall", {}) or {}
+    push = push if isinstance(push, dict) else {"enabled": push}
     cfg = Config(
         path=path,
         vault=_as_path(raw.get("vault")),
@@ -111,6 +124,9 @@ def load_config(path: Path | None = None) -> Config:
         brief_chars=int(session.get("brief_chars", 4000)),
         reconcile_days=int(session.get("reconcile_days", 7)),
         guardrails=(guardrails.get("enabled", True) if isinstance(guardrails, dict) else guardrails) is not False,
+        push_recall=push.get("enabled", True) is not False,
+        push_floor=_fraction(push, "floor", 0.6, path),
+        push_rise=_fraction(push, "rise", 0.15, path),
     )
     for name, entry in (raw.get("projects") or {}).items():
         if isinstance(entry, str):
@@ -130,6 +146,8 @@ def load_config(path: Path | None = None) -> Config:
         cfg.ollama_enabled = False
     if _off(os.environ.get("KG_GUARDRAILS", "")):
         cfg.guardrails = False
+    if _off(os.environ.get("KG_PUSH_RECALL", "")):
+        cfg.push_recall = False
     return cfg
 
 
@@ -142,6 +160,13 @@ def _bounded(table: dict, key: str, default: int, low: int, high: int, path: Pat
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         raise KgError(f"{path}: [ollama] {key} = {value!r} is not a number from {low} to {high}; fix it")
     return int(value)
+
+
+def _fraction(table: dict, key: str, default: float, path: Path) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise KgError(f"{path}: [push_recall] {key} = {value!r} is not a number from 0 to 1; fix it")
+    return float(value)
 
 
 def _as_path(value: object) -> Path | None:
