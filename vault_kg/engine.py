@@ -55,6 +55,9 @@ Progress = Callable[[str, int, int], None]
 PASS_MODULES: dict[str, tuple[str, ...]] = {"vault": ("extract.llm_pass", "vault_kg.anchors"), "code": ()}
 
 
+SWEPT = (("out", ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore")), ("cache", ("anchors.json",)))  # temp files a killed run leaves
+
+
 @dataclass
 class PassContext:
     scope: Scope
@@ -205,8 +208,8 @@ def _run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress
     store.ensure_out(scope.out)
     result = RunResult(scope.name, scope.kind)
     with store.scope_lock(layout):
-        store.sweep_temp(layout.out, ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore"))
-        store.sweep_temp(layout.cache, ("anchors.json",))
+        for where, names in SWEPT:
+            store.sweep_temp(getattr(layout, where), names)
         cache = ScopeCache(layout.cache_db)
         if cache.recreated:
             result.notices.append(f"{layout.cache_db}: cache unreadable or from another version; rebuilding from the files")
@@ -610,17 +613,10 @@ def _rank_and_write(
 
 
 def _ranking(cache: ScopeCache, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: RunResult) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
-    """PageRank and Leiden, or the last run's answer when nothing they read has changed."""
-    digest = rank.ranking_digest(nodes, table)
-    last = cache.get_blob("ranking")
-    if last is not None and last[0] == digest:
-        result.extra["ranking"] = "reused"
-        return last[1], last[2], last[3]
-    ranks = rank.pagerank(nodes, table)
-    assignment, communities = rank.communities(nodes, table, ranks)
-    cache.put_blob("ranking", (digest, ranks, assignment, communities))
-    result.extra["ranking"] = "computed"
-    return ranks, assignment, communities
+    """PageRank and Leiden, or the last run's answer when nothing they read has changed (see `ranking`)."""
+    from .ranking import rank_graph
+
+    return rank_graph(cache, nodes, table, result)
 
 
 def _needs_edge_list(scope: Scope, nodes: dict[str, Any]) -> bool:

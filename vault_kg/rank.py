@@ -6,6 +6,9 @@ external modules take no part, so a tag used by every note or a file that contai
 never crowned. PageRank rather than degree because an index/MOC note has many out-links but few
 in-links: it passes rank on instead of hoarding it. Test code gets a tenth of the teleport weight,
 and calls made from decorators count a tenth.
+
+numpy is imported by the functions that compute, not by this module, so the paths that compute
+nothing (a no-op update) import the engine without paying for it.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import marshal
 import random
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import orjson
 
 from . import model as m
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RANK_KINDS = {m.NOTE, m.ENTITY, m.CLASS, m.FUNCTION, m.METHOD, m.MODULE}
 RANK_RELATIONS_SKIP = {m.TAGGED, m.TAG_PARENT, m.HAS_SECTION, m.CONTAINS, m.IMPORTS}
@@ -55,13 +60,16 @@ class EdgeTable:
 
     @property
     def meaning(self) -> np.ndarray:
+        import numpy as np
         return np.array([r not in RANK_RELATIONS_SKIP for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
 
     @property
     def hub(self) -> np.ndarray:
+        import numpy as np
         return np.array([r in HUB_RELATIONS for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
 
     def relation_counts(self) -> dict[str, int]:
+        import numpy as np
         counts = np.bincount(self.relation, minlength=len(self.relations))
         return dict(sorted((self.relations[i], int(c)) for i, c in enumerate(counts) if c))
 
@@ -71,12 +79,13 @@ class EdgeTable:
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> "EdgeTable":
+        import numpy as np
         ids, relations, owners, *arrays = marshal.loads(blob)
-        src, dst, weight, relation, owner = (np.frombuffer(a, t).astype(np.float64 if t == np.float64 else np.int64) for a, t in zip(arrays, STORED_DTYPES))
+        src, dst, weight, relation, owner = (np.frombuffer(a, t).astype(np.float64 if t == "float64" else np.int64) for a, t in zip(arrays, STORED_DTYPES))
         return cls(ids, src, dst, weight, relation, relations, owner, owners)
 
 
-STORED_DTYPES = (np.int32, np.int32, np.float64, np.int16, np.int32)
+STORED_DTYPES = ("int32", "int32", "float64", "int16", "int32")
 
 
 def _rows(index: dict[str, int], groups: dict[str, list[dict[str, Any]]], relation_code: dict[str, int], owner_code: dict[str, int]) -> tuple[list[int], list[int], list[float], list[int], list[int]]:
@@ -99,6 +108,7 @@ def _rows(index: dict[str, int], groups: dict[str, list[dict[str, Any]]], relati
 
 def edge_table(nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]]) -> EdgeTable:
     """The table of `groups` (owner → edges, in owner order) over `nodes`."""
+    import numpy as np
     ids = sorted(nodes)
     index = {nid: i for i, nid in enumerate(ids)}
     owners = list(groups)
@@ -110,6 +120,7 @@ def edge_table(nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str
 
 def owners_of_rows_to(table: EdgeTable, gone: set[str]) -> set[str]:
     """Owners with a row whose source or target is one of the `gone` node ids."""
+    import numpy as np
     if not gone or not len(table.src):
         return set()
     marked = np.zeros(len(table.ids), dtype=bool)
@@ -125,6 +136,7 @@ def patched(old: EdgeTable, nodes: dict[str, dict[str, Any]], owners: list[str],
     None when a kept row points at a node that is gone: its owner should have been re-derived,
     and the caller falls back to a full build rather than trust the table.
     """
+    import numpy as np
     ids = sorted(nodes)
     index = {nid: i for i, nid in enumerate(ids)}
     node_map = np.array([index.get(nid, -1) for nid in old.ids], dtype=np.int64)
@@ -155,6 +167,7 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
 
     Only live, rankable nodes take part: stale and superseded knowledge is never crowned.
     """
+    import numpy as np
     rankable = np.array([nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) for nid in table.ids], dtype=bool)
     if not rankable.any():
         return {}
@@ -186,6 +199,7 @@ def ranking_digest(nodes: dict[str, dict[str, Any]], table: EdgeTable) -> str:
     """Everything `pagerank` and `communities` read, hashed: when an edit leaves it unchanged
     (a note's prose, its summary), their answer can be reused as is. (The source stands for the
     test-path flag it decides.)"""
+    import numpy as np
     digest = hashlib.blake2b(digest_size=16)
     digest.update(orjson.dumps([(a.get("kind"), a.get("status"), a.get("label"), a.get("source")) for a in map(nodes.__getitem__, table.ids)]))
     digest.update("\n".join(table.ids).encode())
@@ -204,13 +218,20 @@ def god_nodes(nodes: dict[str, dict[str, Any]], ranks: dict[str, float], limit: 
     return found
 
 
-def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+def communities(
+    nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float], previous: dict[str, int] | None = None
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """igraph's Leiden (modularity, fixed seed) on the undirected weighted graph; stable ids.
 
     Tags join with weight 0.3 so notes that share topics cluster; unresolved targets and external
     modules stay out. Ids are ordered by size, then by first member. Returns node → community id
     and the community table (name from the most central members, size, cohesion).
+
+    With `previous` (an earlier assignment), Leiden does not run: the nodes that still exist keep
+    their community, new ones get none, and the table is recomputed over this graph (what a hook
+    serves while the real clustering runs in the background; see `vault_kg.ranking`).
     """
+    import numpy as np
     member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS for nid in table.ids], dtype=bool)
     positions = np.flatnonzero(member)
     n = len(positions)
@@ -225,23 +246,30 @@ def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[
     keys, inverse = np.unique(lo * n + hi, return_inverse=True)
     weights = np.bincount(inverse, weights=w)
     pairs = np.column_stack((keys // n, keys % n))
-    found = leiden(n, pairs, weights)
     member_ids = [table.ids[p] for p in positions]
     groups: dict[int, list[str]] = {}
-    for i, label in enumerate(found):
-        groups.setdefault(label, []).append(member_ids[i])
-    ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+    if previous is None:
+        for i, label in enumerate(leiden(n, pairs, weights)):
+            groups.setdefault(label, []).append(member_ids[i])
+        numbered = list(enumerate(sorted(groups.values(), key=lambda g: (-len(g), g[0]))))
+    else:
+        for nid in member_ids:
+            if nid in previous:
+                groups.setdefault(previous[nid], []).append(nid)
+        numbered = sorted(groups.items())
     assignment: dict[str, int] = {}
-    for cid, members in enumerate(ordered):
+    for cid, members in numbered:
         for nid in members:
             assignment[nid] = cid
-    community = np.array([assignment[nid] for nid in member_ids], dtype=np.int64)
+    community = np.array([assignment.get(nid, -1) for nid in member_ids], dtype=np.int64)
     cs, ct = community[pairs[:, 0]], community[pairs[:, 1]]
-    k = len(ordered)
-    internal = np.bincount(cs[cs == ct], weights=weights[cs == ct], minlength=k)
-    total = np.bincount(cs, weights=weights, minlength=k) + np.bincount(ct[cs != ct], weights=weights[cs != ct], minlength=k)
+    both = (cs >= 0) & (ct >= 0)
+    cs, ct, pw = cs[both], ct[both], weights[both]
+    k = numbered[-1][0] + 1 if numbered else 0
+    internal = np.bincount(cs[cs == ct], weights=pw[cs == ct], minlength=k)
+    total = np.bincount(cs, weights=pw, minlength=k) + np.bincount(ct[cs != ct], weights=pw[cs != ct], minlength=k)
     table_rows: list[dict[str, Any]] = []
-    for cid, members in enumerate(ordered):
+    for cid, members in numbered:
         top = sorted(members, key=lambda nid: (-ranks.get(nid, 0.0), nid))[:5]
         named = [nodes[nid].get("label", nid) for nid in top if nid in ranks][:2] or [nodes[top[0]].get("label", top[0])]
         cohesion = round(float(internal[cid] / total[cid]), 3) if total[cid] else 1.0
