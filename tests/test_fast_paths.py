@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import marshal
 import os
 import random
 import re
@@ -258,4 +259,48 @@ def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_pa
             break
         time.sleep(0.2)
     assert stamp["graph"] == stamp["communities"], (vault / "kg-out" / "communities.log").read_text()
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+
+
+# the edge table kept as bytes ------------------------------------------------------------------
+
+def test_a_stored_table_hashes_and_counts_like_its_decoded_self(tmp_path: Path) -> None:
+    from vault_kg.cache import ScopeCache
+
+    vault = _vault(tmp_path / "v")
+    scope = vault_scope(vault)
+    run(scope)
+    cache = ScopeCache(scope.out / "cache" / "index.sqlite")
+    try:
+        blob = cache.con.execute("SELECT value FROM blobs WHERE key='table'").fetchone()[0]
+    finally:
+        cache.close()
+    lazy, eager = rank.EdgeTable.from_bytes(blob), rank.EdgeTable.from_bytes(blob)
+    eager.decoded()
+    nodes = {n["id"]: n for n in _graph(vault)["nodes"]}
+    full = rank.edge_table(nodes, {})  # a table built by numpy from nothing, for the node part
+    assert lazy.digest_parts() == eager.digest_parts()
+    assert rank.ranking_digest(nodes, lazy) == rank.ranking_digest(nodes, eager) != rank.ranking_digest(nodes, full)
+    assert lazy.relation_counts() == eager.relation_counts() and lazy.row_count() == eager.row_count() > 0
+    assert lazy.to_bytes() == blob
+    assert marshal.loads(eager.to_bytes()) == marshal.loads(blob)  # the same contents (marshal's refs may differ)
+
+
+def test_a_prose_edit_keeps_the_table_and_never_imports_numpy(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    scope = vault_scope(vault)
+    run(scope)
+    note = vault / "Note 9.md"
+    note.write_text(note.read_text() + "\nJust more prose, no links, no tags.\n")
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom vault_kg.engine import run\nfrom vault_kg.scopes import vault_scope\n"
+        "result = run(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+        "print('RANKING', result.extra['ranking'], 'NUMPY', 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
+    assert "RANKING reused NUMPY False" in done.stdout, done.stdout + done.stderr
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    note.write_text(note.read_text() + "\nand a link to [[Note 12]]\n")
+    result = run(scope, paths=[note])  # the edges changed: the table is patched with numpy, ranks computed
+    assert result.extra["ranking"] == "computed"
     assert _artifacts(vault) == _scratch(vault, tmp_path)

@@ -647,7 +647,7 @@ def _write_artifacts(
     statuses = Counter(a.get("status") for a in nodes.values())
     counts = {
         "nodes": len(nodes),
-        "edges": len(table.src),
+        "edges": table.row_count(),
         "sources": result.sources,
         "unresolved": kinds.get(m.UNRESOLVED, 0),
         "unresolved_calls": sum(int(a["unresolved_calls"] or 0) for a in nodes.values() if "unresolved_calls" in a),
@@ -705,15 +705,15 @@ def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -
     mode = _html_mode(len(data["nodes"]))
     if mode == "off":
         return
-    try:
-        from graph_out.html import render_html
-    except ImportError:
-        return
-    if mode == "background":
+    if mode == "background":  # before importing the renderer: its layout code imports numpy
         from .html_job import render_later
 
         result.extra["html"] = "rendering in the background"
         render_later(layout.out)
+        return
+    try:
+        from graph_out.html import render_html
+    except ImportError:
         return
     from filelock import FileLock
 

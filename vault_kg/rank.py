@@ -17,6 +17,9 @@ import hashlib
 import marshal
 import random
 import re
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,19 +76,99 @@ class EdgeTable:
         counts = np.bincount(self.relation, minlength=len(self.relations))
         return dict(sorted((self.relations[i], int(c)) for i, c in enumerate(counts) if c))
 
+    def row_count(self) -> int:
+        return len(self.src)
+
+    def digest_parts(self) -> list[bytes]:
+        """What `ranking_digest` hashes of the table: sources, targets, weights, meaning, hub."""
+        import numpy as np
+
+        return [np.ascontiguousarray(a).tobytes() for a in (self.src, self.dst, self.weight, self.meaning, self.hub)]
+
     def to_bytes(self) -> bytes:
         arrays = [a.astype(t).tobytes() for a, t in zip((self.src, self.dst, self.weight, self.relation, self.owner), STORED_DTYPES)]
         return marshal.dumps((self.ids, self.relations, self.owners, *arrays))
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> "EdgeTable":
-        import numpy as np
         ids, relations, owners, *arrays = marshal.loads(blob)
-        src, dst, weight, relation, owner = (np.frombuffer(a, t).astype(np.float64 if t == "float64" else np.int64) for a, t in zip(arrays, STORED_DTYPES))
-        return cls(ids, src, dst, weight, relation, relations, owner, owners)
+        return StoredTable(ids, relations, owners, arrays, blob)
 
 
 STORED_DTYPES = ("int32", "int32", "float64", "int16", "int32")
+ARRAY_CODES = ("i", "i", "d", "h", "i")  # the same layouts for the `array` module
+
+
+def _decoded(index: int) -> property:
+    return property(lambda self: self.decoded()[index])
+
+
+class StoredTable(EdgeTable):
+    """An `EdgeTable` read from the cache whose arrays stay bytes until something computes.
+
+    An edit that leaves the graph's edges as they were (prose, a summary) gets this table back
+    from `patched` unchanged, its digest and counts come from the bytes through the `array`
+    module, and the update never imports numpy. Any numpy use decodes it (`decoded`)."""
+
+    def __init__(self, ids: list[str], relations: list[str], owners: list[str], raw: list[bytes], blob: bytes) -> None:
+        self.ids, self.relations, self.owners = ids, relations, owners
+        self._raw, self._blob = raw, blob
+        self._arrays: tuple[Any, ...] | None = None
+
+    src, dst, weight, relation, owner = (_decoded(i) for i in range(5))
+
+    def decoded(self) -> tuple[Any, ...]:
+        if self._arrays is None:
+            import numpy as np
+
+            self._arrays = tuple(np.frombuffer(a, t).astype(np.float64 if t == "float64" else np.int64) for a, t in zip(self._raw, STORED_DTYPES))
+        return self._arrays
+
+    def column(self, index: int) -> array:
+        return array(ARRAY_CODES[index], self._raw[index])
+
+    def row_count(self) -> int:
+        return len(self._raw[0]) // 4
+
+    def relation_counts(self) -> dict[str, int]:
+        if self._arrays is not None:
+            return super().relation_counts()
+        counts = Counter(self.column(3))
+        return dict(sorted((self.relations[i], c) for i, c in counts.items()))
+
+    def to_bytes(self) -> bytes:
+        return self._blob if self._arrays is None else super().to_bytes()
+
+    def digest_parts(self) -> list[bytes]:
+        if self._arrays is not None:
+            return super().digest_parts()
+        relation = self.column(3)
+        meaning = [r not in RANK_RELATIONS_SKIP for r in self.relations]
+        hub = [r in HUB_RELATIONS for r in self.relations]
+        return [array("q", self.column(0)).tobytes(), array("q", self.column(1)).tobytes(), self._raw[2],
+                bytes(meaning[r] for r in relation), bytes(hub[r] for r in relation)]
+
+    def same_rows(self, ids: list[str], owners: list[str], fresh: dict[str, list[dict[str, Any]]]) -> bool:
+        """Whether the table of `fresh` (the re-derived owners) over `ids` is this one, unchanged."""
+        if self._arrays is not None or ids != self.ids or owners != self.owners:
+            return False
+        index = {nid: i for i, nid in enumerate(ids)}
+        relation_code = {r: i for i, r in enumerate(self.relations)}
+        owner_code = {o: i for i, o in enumerate(owners)}
+        wanted = {o: fresh[o] for o in owners if o in fresh}
+        try:
+            new = list(zip(*_rows(index, wanted, relation_code, owner_code)))
+        except KeyError:
+            return False
+        if len(relation_code) != len(self.relations):
+            return False
+        columns = [self.column(i) for i in range(5)]
+        old: list[tuple[Any, ...]] = []
+        for owner in wanted:  # rows are ordered by owner code: each owner's rows are one slice
+            code = owner_code[owner]
+            start, end = bisect_left(columns[4], code), bisect_right(columns[4], code)
+            old.extend(zip(*(c[start:end] for c in columns)))
+        return old == new
 
 
 def _rows(index: dict[str, int], groups: dict[str, list[dict[str, Any]]], relation_code: dict[str, int], owner_code: dict[str, int]) -> tuple[list[int], list[int], list[float], list[int], list[int]]:
@@ -120,9 +203,9 @@ def edge_table(nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str
 
 def owners_of_rows_to(table: EdgeTable, gone: set[str]) -> set[str]:
     """Owners with a row whose source or target is one of the `gone` node ids."""
-    import numpy as np
-    if not gone or not len(table.src):
+    if not gone or not table.row_count():
         return set()
+    import numpy as np
     marked = np.zeros(len(table.ids), dtype=bool)
     marked[[i for i, nid in enumerate(table.ids) if nid in gone]] = True
     rows = marked[table.src] | marked[table.dst]
@@ -136,8 +219,10 @@ def patched(old: EdgeTable, nodes: dict[str, dict[str, Any]], owners: list[str],
     None when a kept row points at a node that is gone: its owner should have been re-derived,
     and the caller falls back to a full build rather than trust the table.
     """
-    import numpy as np
     ids = sorted(nodes)
+    if isinstance(old, StoredTable) and old.same_rows(ids, owners, fresh):
+        return old
+    import numpy as np
     index = {nid: i for i, nid in enumerate(ids)}
     node_map = np.array([index.get(nid, -1) for nid in old.ids], dtype=np.int64)
     owner_code = {o: i for i, o in enumerate(owners)}
@@ -199,12 +284,11 @@ def ranking_digest(nodes: dict[str, dict[str, Any]], table: EdgeTable) -> str:
     """Everything `pagerank` and `communities` read, hashed: when an edit leaves it unchanged
     (a note's prose, its summary), their answer can be reused as is. (The source stands for the
     test-path flag it decides.)"""
-    import numpy as np
     digest = hashlib.blake2b(digest_size=16)
     digest.update(orjson.dumps([(a.get("kind"), a.get("status"), a.get("label"), a.get("source")) for a in map(nodes.__getitem__, table.ids)]))
     digest.update("\n".join(table.ids).encode())
-    for array in (table.src, table.dst, table.weight, table.meaning, table.hub):
-        digest.update(np.ascontiguousarray(array).tobytes())
+    for part in table.digest_parts():
+        digest.update(part)
     return digest.hexdigest()
 
 
