@@ -143,10 +143,10 @@ class StoredTable(EdgeTable):
         if self._arrays is not None:
             return super().digest_parts()
         relation = self.column(3)
-        meaning = [r not in RANK_RELATIONS_SKIP for r in self.relations]
-        hub = [r in HUB_RELATIONS for r in self.relations]
+        meaning = [int(r not in RANK_RELATIONS_SKIP) for r in self.relations]
+        hub = [int(r in HUB_RELATIONS) for r in self.relations]
         return [array("q", self.column(0)).tobytes(), array("q", self.column(1)).tobytes(), self._raw[2],
-                bytes(meaning[r] for r in relation), bytes(hub[r] for r in relation)]
+                bytes(map(meaning.__getitem__, relation)), bytes(map(hub.__getitem__, relation))]
 
     def same_rows(self, ids: list[str], owners: list[str], fresh: dict[str, list[dict[str, Any]]]) -> bool:
         """Whether the table of `fresh` (the re-derived owners) over `ids` is this one, unchanged."""
