@@ -204,6 +204,7 @@ def test_a_hook_defers_clustering_and_the_job_brings_back_the_scratch_bytes(tmp_
     ids = {n["id"] for n in graph["nodes"]}
     assert all(m in ids for c in graph["graph"]["communities"] for m in c["members_top"])
     assert {n.get("community") for n in graph["nodes"]} - {None} <= {c["id"] for c in graph["graph"]["communities"]}
+    assert "Provisional: these communities" in (vault / "kg-out" / "GRAPH_REPORT.md").read_text()
     # a prose edit before the job ran keeps them deferred (and does not recluster inline)
     note.write_text(note.read_text() + "\nprose only\n")
     with deferring_communities():
