@@ -131,6 +131,17 @@ def test_the_probe_steps_aside_whenever_the_full_route_has_work(tmp_path: Path) 
         assert quick_update.probe(scope) is not None, f"after the update that followed: {name}"
 
 
+def test_the_probe_steps_aside_while_a_writer_holds_the_scope(tmp_path: Path) -> None:
+    from vault_kg.store import Layout, scope_lock
+
+    vault = _vault(tmp_path / "v", notes=10)
+    scope = vault_scope(vault)
+    run(scope)
+    with scope_lock(Layout(scope.out)):
+        assert quick_update.probe(scope) is None  # so `kg update` waits its turn like any writer
+    assert quick_update.probe(scope) is not None
+
+
 def test_the_probe_follows_a_model_mode_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = _vault(tmp_path / "v", notes=10)
     scope = vault_scope(vault)

@@ -7,7 +7,8 @@ stats against a fresh listing, the artifacts' stat, the outside inputs the passe
 passes' mode checks (through a cache stand-in that refuses writes). When nothing needs doing,
 `main` prints exactly what `kg update` prints. Anything it does not recognize (file arguments,
 another option, a changed file, an artifact touched by hand, a cache of another version, a pass
-that would write) returns None and the full route decides again, under the scope's lock.
+that would write, a writer holding the scope) returns None and the full route decides again,
+under the scope's lock.
 """
 
 from __future__ import annotations
@@ -96,6 +97,28 @@ def _leftovers(layout: Any) -> bool:
     return any(any(folder.glob(f".{name}.*.tmp")) for where, names in SWEPT for folder in (getattr(layout, where),) for name in names)
 
 
+def _writer_active(layout: Any) -> bool:
+    """Whether another process holds the scope's writer lock (`store.scope_lock`: an flock on
+    `kg-out/.lock`), probed without waiting and without importing filelock."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fd = os.open(layout.lock, os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: no writer ever ran here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 def probe(scope: Scope) -> Any | None:
     """The `RunResult` of an update of `scope` that finds nothing to do, or None when it would
     do something (or when that cannot be told without writing)."""
@@ -110,6 +133,8 @@ def probe(scope: Scope) -> Any | None:
         return None
     if _leftovers(layout):
         return None  # a killed writer's temp files: the full route sweeps them
+    if _writer_active(layout):
+        return None  # the full route waits its turn (KG_LOCK_TIMEOUT), as every writer does
     try:
         con = connect(db, readonly=True)
     except sqlite3.Error:
