@@ -119,6 +119,11 @@ def _writer_active(layout: Any) -> bool:
         os.close(fd)
 
 
+def _writable(layout: Any) -> bool:
+    db = layout.cache_db
+    return all(not path.exists() or os.access(path, os.W_OK) for path in (layout.out, layout.cache, db, Path(f"{db}-wal"), Path(f"{db}-shm")))
+
+
 def probe(scope: Scope) -> Any | None:
     """The `RunResult` of an update of `scope` that finds nothing to do, or None when it would
     do something (or when that cannot be told without writing)."""
@@ -135,6 +140,9 @@ def probe(scope: Scope) -> Any | None:
         return None  # a killed writer's temp files: the full route sweeps them
     if _writer_active(layout):
         return None  # the full route waits its turn (KG_LOCK_TIMEOUT), as every writer does
+    if not _writable(layout):
+        return None  # the full route says which file is read-only; opening it here could leave
+        # a read-only `-shm` behind (SQLite gives it the database file's mode)
     try:
         con = connect(db, readonly=True)
     except sqlite3.Error:
