@@ -19,17 +19,16 @@ import yaml
 
 from vault_kg.core import model as m
 from vault_kg.core.adapter import Resolution, SourceSkip
-from vault_kg.core.safe_read import display_name, file_kind, valid_name
 from vault_kg.core.secrets import redact
 
+from . import vault_scan
 from .links import Link, normalize_tag, scan_markdown
-from .obsidian_ignore import excluded
+from .vault_scan import SKIP_DIRS  # noqa: F401  (re-exported: the folders the scanner never reads)
 from .redaction import redact_extraction
 
 MAX_NOTE_BYTES = int(os.environ.get("KG_MAX_NOTE_BYTES", str(5 * 1024 * 1024)))
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_SEARCH_CHARS = 20_000
-SKIP_DIRS = {"kg-out", "node_modules", "__pycache__"}
 FM_OPEN_RE = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
 YAML_ALIAS_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][A-Za-z0-9_][\w-]*", re.MULTILINE)
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -46,77 +45,10 @@ class VaultAdapter:
     edges_owned_by_source = True  # every edge an extraction holds is owned by that note
 
     def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
-        """Every note, and what was skipped and why: symlinks that leave the vault, symlinked
-        folders, FIFOs, sockets and devices named `*.md`, and names that are not valid UTF-8."""
-        sources: list[str] = []
-        skips: list[SourceSkip] = []
-        root_real = os.path.realpath(root)
-        pending = [(os.fspath(root), "")]
-        while pending:
-            folder, rel_folder = pending.pop()
-            try:
-                with os.scandir(folder) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError as exc:
-                skips.append(SourceSkip(rel_folder.rstrip("/") or ".", f"folder not readable ({exc.strerror}); check its permissions"))
-                continue
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if name in SKIP_DIRS:
-                        continue
-                    if not valid_name(name):
-                        skips.append(SourceSkip(display_name(rel_folder + name), "folder name is not valid UTF-8; rename it to read the notes in it"))
-                        continue
-                    pending.append((entry.path, rel_folder + name + "/"))
-                    continue
-                if entry.is_symlink() and os.path.isdir(entry.path):
-                    if name not in SKIP_DIRS:
-                        skips.append(SourceSkip(display_name(rel_folder + name), "symlinked folder not followed (loops and escapes are refused)"))
-                    continue
-                if not name.lower().endswith(".md"):
-                    continue
-                shown = display_name(rel_folder + name)
-                if not valid_name(name):
-                    skips.append(SourceSkip(shown, "file name is not valid UTF-8; rename it (e.g. with `mv`) so kg can read it"))
-                elif entry.is_symlink():
-                    target = os.path.realpath(entry.path)
-                    if not target.startswith(root_real + os.sep) or not os.path.isfile(target):
-                        skips.append(SourceSkip(shown, "symlink points outside the vault, nowhere, or not to a regular file; not followed"))
-                    else:
-                        sources.append(rel_folder + name)
-                elif not entry.is_file(follow_symlinks=False):
-                    try:
-                        kind = file_kind(entry.stat(follow_symlinks=False).st_mode)
-                    except OSError:
-                        kind = "not a regular file"
-                    skips.append(SourceSkip(shown, f"{kind}, not a regular file; not read (remove it or rename it without .md)"))
-                else:
-                    sources.append(rel_folder + name)
-        ignored = excluded(root)
-        sources = sorted(s for s in sources if not ignored(s))
-        skips.sort(key=lambda s: s.relpath)
-        return sources, skips
+        return vault_scan.list_sources(root)
 
     def is_source(self, root: Path, relpath: str) -> bool:
-        """`list_sources`'s rules for one path, without walking the vault (the hook's fast path)."""
-        *folders, name = relpath.split("/")
-        if not name.lower().endswith(".md") or name.startswith(".") or not valid_name(relpath) or excluded(root)(relpath):
-            return False
-        folder = str(root)
-        for part in folders:
-            if part.startswith(".") or part in SKIP_DIRS or part in ("", "..", "."):
-                return False
-            folder = os.path.join(folder, part)
-            if os.path.islink(folder):
-                return False
-        path = os.path.join(folder, name)
-        if os.path.islink(path):
-            target = os.path.realpath(path)
-            return target.startswith(os.path.realpath(root) + os.sep) and os.path.isfile(target)
-        return os.path.isfile(path)
+        return vault_scan.is_source(root, relpath)
 
     def extract(self, relpath: str, data: bytes) -> m.Extraction:
         return extract_note(relpath, data)

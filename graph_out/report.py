@@ -37,7 +37,11 @@ def render_report(data: dict[str, Any]) -> str:
         n = nodes[nid]
         where = f"{n.get('source', '')}:{n.get('line') or 1}"
         lines.append(f"| {i} | {_cell(n.get('label'))} | {n.get('rank', 0):.3f} | {n.get('community', '')} | {_cell(n.get('summary') or n.get('doc'))} | `{where}` |")
-    lines += ["", "## Communities", "", "| id | name | size | cohesion | top members |", "|---|---|---|---|---|"]
+    lines += ["", "## Communities", ""]
+    stamp = g.get("stamp") or {}
+    if stamp.get("graph") != stamp.get("communities"):
+        lines += ["Provisional: these communities were computed on an earlier graph (new notes have none yet); the clustering of this one runs in the background, or with the next `kg update`.", ""]
+    lines += ["| id | name | size | cohesion | top members |", "|---|---|---|---|---|"]
     for c in g.get("communities", [])[:MAX_ROWS]:
         members = ", ".join(_cell(nodes[x].get("label"), 40) for x in c.get("members_top", [])[:5])
         lines.append(f"| {c['id']} | {_cell(c['name'], 60)} | {c['size']} | {c['cohesion']:.2f} | {members} |")

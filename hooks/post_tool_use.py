@@ -73,13 +73,17 @@ def rebuild_later(kind: str, name: str, root: Path) -> list[str]:
 
 def update_vault_note(env: HookEnv, rel: str) -> list[str]:
     """Re-extract one note; tell the agent only what it must fix (quarantine, warnings)."""
+    from vault_kg import cluster_job
     from vault_kg.engine import run
+    from vault_kg.ranking import deferring_communities
     from vault_kg.scopes import vault_scope
 
     from vault_kg.llm_worker import after_update
 
     scope = vault_scope(env.vault, cfg=env.cfg)
-    result = run(scope, paths=[env.vault / rel])
+    with deferring_communities():  # Leiden runs in the background (vault_kg.ranking)
+        result = run(scope, paths=[env.vault / rel])
+    cluster_job.after_run(scope, result)
     after_update(scope, result, env.cfg, hook=True)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
     lines += [f"kg: {w}" for w in result.warnings]
@@ -88,10 +92,14 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
 
 def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     """Re-extract one code file; then list the anchored notes this edit made dirty."""
+    from vault_kg import cluster_job
     from vault_kg.engine import run
+    from vault_kg.ranking import deferring_communities
     from vault_kg.scopes import project_scope, vault_scope
 
-    run(project_scope(project, env.cfg), paths=[env.cfg.projects[project] / rel])
+    scope = project_scope(project, env.cfg)
+    with deferring_communities():
+        cluster_job.after_run(scope, run(scope, paths=[env.cfg.projects[project] / rel]))
     if env.vault is None:
         return []
     try:

@@ -36,14 +36,16 @@ from robust_corpus import (
     fresh_build, seed_world,
 )
 from wikilink_oracle import differences, expected_edges, graph_edges
+from vault_kg import cluster_job
 from vault_kg.engine import run
 from vault_kg.projects import add_project
+from vault_kg.ranking import deferring_communities
 from vault_kg.scopes import Scope, project_scope, vault_scope
 
 FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # fsync-free: tests logic, not the disk
 SOAK_SECONDS = float(os.environ.get("KG_SOAK_SECONDS", "0") or 0)
 Step = tuple[str, str, int, int]  # (operation, "vault" | "code", update mode, seed for the op's choices)
-MODES = ("all", "paths", "folder")
+MODES = ("all", "paths", "folder", "hook")  # hook: the named paths, clustering left to the background job
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +73,7 @@ def make_world(base: Path, seed: int) -> tuple[World, Scope, Scope]:
 def update_args(scope: Scope, touched: list[Path], mode: int) -> list[Path] | None:
     if MODES[mode] == "all" or not touched:
         return None
-    if MODES[mode] == "paths":
+    if MODES[mode] in ("paths", "hook"):
         return touched
     return sorted({p.parent for p in touched})
 
@@ -87,7 +89,12 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
     else:
         touched = apply_op(world, op, side, random.Random(seed))
     scope, other = (vs, cs) if side == "vault" else (cs, vs)
-    run(scope, paths=update_args(scope, touched, mode))
+    if MODES[mode] == "hook":  # what PostToolUse does, then what its background job does
+        with deferring_communities():
+            run(scope, paths=update_args(scope, touched, mode))
+        assert cluster_job.settle(scope), f"the background clustering did not settle after {step}"
+    else:
+        run(scope, paths=update_args(scope, touched, mode))
     run(other)
     for s in (cs, vs):
         incremental = canonical(s.out)

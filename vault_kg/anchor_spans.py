@@ -25,7 +25,6 @@ from typing import Any
 import orjson
 
 from extract.anchors import normalized_hash
-from extract.languages import BY_EXTENSION
 from extract.links import HEADING_RE, heading_text, line_roles
 from vault_kg.core.model import LOCATOR_SEP
 from vault_kg.core.store import atomic_write
@@ -43,6 +42,8 @@ def is_markdown(relpath: str) -> bool:
 
 
 def is_code(relpath: str) -> bool:
+    from extract.languages import BY_EXTENSION  # not at import: a vault without code anchors never loads grammars
+
     dot = relpath.rfind(".")
     return dot > 0 and "/" not in relpath[dot:] and relpath[dot:].lower() in BY_EXTENSION
 
@@ -52,6 +53,8 @@ def supported(relpath: str) -> bool:
 
 
 def supported_extensions() -> str:
+    from extract.languages import BY_EXTENSION
+
     return ", ".join(sorted(set(BY_EXTENSION) | set(MARKDOWN_EXTENSIONS)))
 
 

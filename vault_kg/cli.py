@@ -133,15 +133,9 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
 
 
 def _print_results(results: list[Any], verb: str) -> None:
-    for r in results:
-        unit = "notes" if r.kind == "vault" else "files"
-        unresolved = "unresolved" if r.kind == "vault" else "unresolved refs"
-        changed = f" · {len(r.extracted)} extracted · {len(r.removed)} removed" if verb == "updated" else ""
-        wrote = "" if r.written or verb == "built" else " · nothing to rewrite"
-        sys.stdout.write(
-            f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} {unresolved} · "
-            f"{len(r.quarantined)} quarantined{f' · {len(r.skipped)} skipped' if r.skipped else ''}{changed}{wrote} · {r.seconds:.2f}s\n"
-        )
+    from .quick_update import print_results
+
+    print_results(results, verb)
 
 
 def _report_dirty_notes(scope: Scope, relpaths: list[str]) -> None:

@@ -37,6 +37,8 @@ from .scopes import Scope
 
 Progress = Callable[[str, int, int], None]
 
+SWEPT = (("out", ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore")), ("cache", ("anchors.json",)))  # temp files a killed run leaves
+
 
 def pass_modules(kind: str) -> tuple[Pass, ...]:
     """The feature passes of a scope kind, in the order they run (see `vault_kg.core.passes`).
@@ -230,8 +232,8 @@ def _locked_run(scope: Scope, paths: list[Path] | None, force: bool, progress: P
     store.ensure_out(scope.out)
     result = RunResult(scope.name, scope.kind)
     with store.scope_lock(layout):
-        store.sweep_temp(layout.out, ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore"))
-        store.sweep_temp(layout.cache, ("anchors.json",))
+        for where, names in SWEPT:
+            store.sweep_temp(getattr(layout, where), names)
         cache = ScopeCache(layout.cache_db)
         if cache.recreated:
             result.notices.append(f"{layout.cache_db}: cache unreadable or from another version; rebuilding from the files")
@@ -426,7 +428,7 @@ def write_artifacts(run: Run) -> None:
     assert run.table is not None
     edges = run.edges_by_owner.all_edges() if _needs_edge_list(scope, nodes) else []
     gods = rank.god_nodes(nodes, run.ranks)
-    counts = formats.counts_of(nodes, len(run.table.src), result.sources, run.table.relation_counts())
+    counts = formats.counts_of(nodes, run.table.row_count(), result.sources, run.table.relation_counts())
     result.unresolved = counts["unresolved"] + counts["unresolved_calls"]
     skipped = [(s.relpath, s.reason) for s in result.skipped]
     attrs = formats.graph_attrs(scope.name, scope.kind, scope.root, f"vault-kg {__version__}", nodes, gods, run.communities, counts, skipped, result.extra.pop("graph_attrs", {}))
@@ -680,17 +682,10 @@ def finalize_edges(owner: str, edges: list[dict[str, Any]], nodes: dict[str, dic
 
 
 def _ranking(cache: ScopeCache, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: RunResult) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
-    """PageRank and Leiden, or the last run's answer when nothing they read has changed."""
-    digest = rank.ranking_digest(nodes, table)
-    last = cache.get_blob("ranking")
-    if last is not None and last[0] == digest:
-        result.extra["ranking"] = "reused"
-        return last[1], last[2], last[3]
-    ranks = rank.pagerank(nodes, table)
-    assignment, communities = rank.communities(nodes, table, ranks)
-    cache.put_blob("ranking", (digest, ranks, assignment, communities))
-    result.extra["ranking"] = "computed"
-    return ranks, assignment, communities
+    """PageRank and Leiden, or the last run's answer when nothing they read has changed (see `ranking`)."""
+    from .ranking import rank_graph
+
+    return rank_graph(cache, nodes, table, result)
 
 
 def _needs_edge_list(scope: Scope, nodes: dict[str, Any]) -> bool:
@@ -713,15 +708,15 @@ def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -
     mode = _html_mode(len(data["nodes"]))
     if mode == "off":
         return
-    try:
-        from graph_out.html import render_html
-    except ImportError:
-        return
-    if mode == "background":
+    if mode == "background":  # before importing the renderer: its layout code imports numpy
         from .html_job import render_later
 
         result.extra["html"] = "rendering in the background"
         render_later(layout.out)
+        return
+    try:
+        from graph_out.html import render_html
+    except ImportError:
         return
     from filelock import FileLock
 

@@ -1,4 +1,4 @@
-"""The `kg` entry point. Hooks take a fast path that imports nothing heavy before it must."""
+"""The `kg` entry point. Hooks and no-op updates take fast paths that import nothing heavy before they must."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ def main() -> None:
         from hooks.dispatch import main as hook_main
 
         sys.exit(hook_main(argv[1:]))
+    if argv[:1] == ["update"]:  # a no-op update answers before the CLI framework is imported
+        from .quick_update import main as quick_update
+
+        code = quick_update(argv[1:])
+        if code is not None:
+            sys.exit(code)
     from .cli import main as cli_main
 
     sys.exit(cli_main(argv))

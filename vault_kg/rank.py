@@ -7,6 +7,9 @@ never crowned. PageRank rather than degree because an index/MOC note has many ou
 in-links: it passes rank on instead of hoarding it. Test code gets a tenth of the teleport weight,
 and calls made from decorators count a tenth. Journal day notes are episodic memory and take part
 in neither ranking nor communities (`vault_kg.memory_kinds`).
+
+numpy is imported by the functions that compute, not by this module, so the paths that compute
+nothing (a no-op update) import the engine without paying for it.
 """
 
 from __future__ import annotations
@@ -15,14 +18,19 @@ import hashlib
 import marshal
 import random
 import re
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import orjson
 
 from .core import model as m
 from .memory_kinds import is_episodic
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RANK_KINDS = {m.NOTE, m.ENTITY, m.CLASS, m.FUNCTION, m.METHOD, m.MODULE}
 RANK_RELATIONS_SKIP = {m.TAGGED, m.TAG_PARENT, m.HAS_SECTION, m.CONTAINS, m.IMPORTS}
@@ -57,15 +65,27 @@ class EdgeTable:
 
     @property
     def meaning(self) -> np.ndarray:
+        import numpy as np
         return np.array([r not in RANK_RELATIONS_SKIP for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
 
     @property
     def hub(self) -> np.ndarray:
+        import numpy as np
         return np.array([r in HUB_RELATIONS for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
 
     def relation_counts(self) -> dict[str, int]:
+        import numpy as np
         counts = np.bincount(self.relation, minlength=len(self.relations))
         return dict(sorted((self.relations[i], int(c)) for i, c in enumerate(counts) if c))
+
+    def row_count(self) -> int:
+        return len(self.src)
+
+    def digest_parts(self) -> list[bytes]:
+        """What `ranking_digest` hashes of the table: sources, targets, weights, meaning, hub."""
+        import numpy as np
+
+        return [np.ascontiguousarray(a).tobytes() for a in (self.src, self.dst, self.weight, self.meaning, self.hub)]
 
     def to_bytes(self) -> bytes:
         arrays = [a.astype(t).tobytes() for a, t in zip((self.src, self.dst, self.weight, self.relation, self.owner), STORED_DTYPES)]
@@ -74,11 +94,83 @@ class EdgeTable:
     @classmethod
     def from_bytes(cls, blob: bytes) -> "EdgeTable":
         ids, relations, owners, *arrays = marshal.loads(blob)
-        src, dst, weight, relation, owner = (np.frombuffer(a, t).astype(np.float64 if t == np.float64 else np.int64) for a, t in zip(arrays, STORED_DTYPES))
-        return cls(ids, src, dst, weight, relation, relations, owner, owners)
+        return StoredTable(ids, relations, owners, arrays, blob)
 
 
-STORED_DTYPES = (np.int32, np.int32, np.float64, np.int16, np.int32)
+STORED_DTYPES = ("int32", "int32", "float64", "int16", "int32")
+ARRAY_CODES = ("i", "i", "d", "h", "i")  # the same layouts for the `array` module
+
+
+def _decoded(index: int) -> property:
+    return property(lambda self: self.decoded()[index])
+
+
+class StoredTable(EdgeTable):
+    """An `EdgeTable` read from the cache whose arrays stay bytes until something computes.
+
+    An edit that leaves the graph's edges as they were (prose, a summary) gets this table back
+    from `patched` unchanged, its digest and counts come from the bytes through the `array`
+    module, and the update never imports numpy. Any numpy use decodes it (`decoded`)."""
+
+    def __init__(self, ids: list[str], relations: list[str], owners: list[str], raw: list[bytes], blob: bytes) -> None:
+        self.ids, self.relations, self.owners = ids, relations, owners
+        self._raw, self._blob = raw, blob
+        self._arrays: tuple[Any, ...] | None = None
+
+    src, dst, weight, relation, owner = (_decoded(i) for i in range(5))
+
+    def decoded(self) -> tuple[Any, ...]:
+        if self._arrays is None:
+            import numpy as np
+
+            self._arrays = tuple(np.frombuffer(a, t).astype(np.float64 if t == "float64" else np.int64) for a, t in zip(self._raw, STORED_DTYPES))
+        return self._arrays
+
+    def column(self, index: int) -> array:
+        return array(ARRAY_CODES[index], self._raw[index])
+
+    def row_count(self) -> int:
+        return len(self._raw[0]) // 4
+
+    def relation_counts(self) -> dict[str, int]:
+        if self._arrays is not None:
+            return super().relation_counts()
+        counts = Counter(self.column(3))
+        return dict(sorted((self.relations[i], c) for i, c in counts.items()))
+
+    def to_bytes(self) -> bytes:
+        return self._blob if self._arrays is None else super().to_bytes()
+
+    def digest_parts(self) -> list[bytes]:
+        if self._arrays is not None:
+            return super().digest_parts()
+        relation = self.column(3)
+        meaning = [int(r not in RANK_RELATIONS_SKIP) for r in self.relations]
+        hub = [int(r in HUB_RELATIONS) for r in self.relations]
+        return [array("q", self.column(0)).tobytes(), array("q", self.column(1)).tobytes(), self._raw[2],
+                bytes(map(meaning.__getitem__, relation)), bytes(map(hub.__getitem__, relation))]
+
+    def same_rows(self, ids: list[str], owners: list[str], fresh: dict[str, list[dict[str, Any]]]) -> bool:
+        """Whether the table of `fresh` (the re-derived owners) over `ids` is this one, unchanged."""
+        if self._arrays is not None or ids != self.ids or owners != self.owners:
+            return False
+        index = {nid: i for i, nid in enumerate(ids)}
+        relation_code = {r: i for i, r in enumerate(self.relations)}
+        owner_code = {o: i for i, o in enumerate(owners)}
+        wanted = {o: fresh[o] for o in owners if o in fresh}
+        try:
+            new = list(zip(*_rows(index, wanted, relation_code, owner_code)))
+        except KeyError:
+            return False
+        if len(relation_code) != len(self.relations):
+            return False
+        columns = [self.column(i) for i in range(5)]
+        old: list[tuple[Any, ...]] = []
+        for owner in wanted:  # rows are ordered by owner code: each owner's rows are one slice
+            code = owner_code[owner]
+            start, end = bisect_left(columns[4], code), bisect_right(columns[4], code)
+            old.extend(zip(*(c[start:end] for c in columns)))
+        return old == new
 
 
 def _rows(index: dict[str, int], groups: dict[str, list[dict[str, Any]]], relation_code: dict[str, int], owner_code: dict[str, int]) -> tuple[list[int], list[int], list[float], list[int], list[int]]:
@@ -101,6 +193,7 @@ def _rows(index: dict[str, int], groups: dict[str, list[dict[str, Any]]], relati
 
 def edge_table(nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]]) -> EdgeTable:
     """The table of `groups` (owner → edges, in owner order) over `nodes`."""
+    import numpy as np
     ids = sorted(nodes)
     index = {nid: i for i, nid in enumerate(ids)}
     owners = list(groups)
@@ -112,8 +205,9 @@ def edge_table(nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str
 
 def owners_of_rows_to(table: EdgeTable, gone: set[str]) -> set[str]:
     """Owners with a row whose source or target is one of the `gone` node ids."""
-    if not gone or not len(table.src):
+    if not gone or not table.row_count():
         return set()
+    import numpy as np
     marked = np.zeros(len(table.ids), dtype=bool)
     marked[[i for i, nid in enumerate(table.ids) if nid in gone]] = True
     rows = marked[table.src] | marked[table.dst]
@@ -128,6 +222,9 @@ def patched(old: EdgeTable, nodes: dict[str, dict[str, Any]], owners: list[str],
     and the caller falls back to a full build rather than trust the table.
     """
     ids = sorted(nodes)
+    if isinstance(old, StoredTable) and old.same_rows(ids, owners, fresh):
+        return old
+    import numpy as np
     index = {nid: i for i, nid in enumerate(ids)}
     node_map = np.array([index.get(nid, -1) for nid in old.ids], dtype=np.int64)
     owner_code = {o: i for i, o in enumerate(owners)}
@@ -157,6 +254,7 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
 
     Only live, rankable nodes take part: stale and superseded knowledge is never crowned.
     """
+    import numpy as np
     rankable = np.array([nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool)
     if not rankable.any():
         return {}
@@ -191,8 +289,8 @@ def ranking_digest(nodes: dict[str, dict[str, Any]], table: EdgeTable) -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(orjson.dumps([(a.get("kind"), a.get("status"), a.get("label"), a.get("source")) for a in map(nodes.__getitem__, table.ids)]))
     digest.update("\n".join(table.ids).encode())
-    for array in (table.src, table.dst, table.weight, table.meaning, table.hub):
-        digest.update(np.ascontiguousarray(array).tobytes())
+    for part in table.digest_parts():
+        digest.update(part)
     return digest.hexdigest()
 
 
@@ -206,13 +304,20 @@ def god_nodes(nodes: dict[str, dict[str, Any]], ranks: dict[str, float], limit: 
     return found
 
 
-def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+def communities(
+    nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float], previous: dict[str, int] | None = None
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """igraph's Leiden (modularity, fixed seed) on the undirected weighted graph; stable ids.
 
     Tags join with weight 0.3 so notes that share topics cluster; unresolved targets and external
     modules stay out. Ids are ordered by size, then by first member. Returns node → community id
     and the community table (name from the most central members, size, cohesion).
+
+    With `previous` (an earlier assignment), Leiden does not run: the nodes that still exist keep
+    their community, new ones get none, and the table is recomputed over this graph (what a hook
+    serves while the real clustering runs in the background; see `vault_kg.ranking`).
     """
+    import numpy as np
     member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool)
     positions = np.flatnonzero(member)
     n = len(positions)
@@ -227,23 +332,30 @@ def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[
     keys, inverse = np.unique(lo * n + hi, return_inverse=True)
     weights = np.bincount(inverse, weights=w)
     pairs = np.column_stack((keys // n, keys % n))
-    found = leiden(n, pairs, weights)
     member_ids = [table.ids[p] for p in positions]
     groups: dict[int, list[str]] = {}
-    for i, label in enumerate(found):
-        groups.setdefault(label, []).append(member_ids[i])
-    ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+    if previous is None:
+        for i, label in enumerate(leiden(n, pairs, weights)):
+            groups.setdefault(label, []).append(member_ids[i])
+        numbered = list(enumerate(sorted(groups.values(), key=lambda g: (-len(g), g[0]))))
+    else:
+        for nid in member_ids:
+            if nid in previous:
+                groups.setdefault(previous[nid], []).append(nid)
+        numbered = sorted(groups.items())
     assignment: dict[str, int] = {}
-    for cid, members in enumerate(ordered):
+    for cid, members in numbered:
         for nid in members:
             assignment[nid] = cid
-    community = np.array([assignment[nid] for nid in member_ids], dtype=np.int64)
+    community = np.array([assignment.get(nid, -1) for nid in member_ids], dtype=np.int64)
     cs, ct = community[pairs[:, 0]], community[pairs[:, 1]]
-    k = len(ordered)
-    internal = np.bincount(cs[cs == ct], weights=weights[cs == ct], minlength=k)
-    total = np.bincount(cs, weights=weights, minlength=k) + np.bincount(ct[cs != ct], weights=weights[cs != ct], minlength=k)
+    both = (cs >= 0) & (ct >= 0)
+    cs, ct, pw = cs[both], ct[both], weights[both]
+    k = numbered[-1][0] + 1 if numbered else 0
+    internal = np.bincount(cs[cs == ct], weights=pw[cs == ct], minlength=k)
+    total = np.bincount(cs, weights=pw, minlength=k) + np.bincount(ct[cs != ct], weights=pw[cs != ct], minlength=k)
     table_rows: list[dict[str, Any]] = []
-    for cid, members in enumerate(ordered):
+    for cid, members in numbered:
         top = sorted(members, key=lambda nid: (-ranks.get(nid, 0.0), nid))[:5]
         named = [nodes[nid].get("label", nid) for nid in top if nid in ranks][:2] or [nodes[top[0]].get("label", top[0])]
         cohesion = round(float(internal[cid] / total[cid]), 3) if total[cid] else 1.0

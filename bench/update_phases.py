@@ -1,0 +1,113 @@
+"""Where one hook-style update spends its CPU: per engine phase, in-process, on a generated vault.
+
+Usage: python bench/update_phases.py [--notes 3000] [--rounds 3]
+
+Builds a generated vault, then edits one note `--rounds` times each way (prose only; a new link)
+and runs the update the PostToolUse hook runs (`engine.run(scope, paths=[note])`, inside
+`ranking.deferring_communities()` where that exists), wrapping the engine's phases with a CPU
+clock (`time.process_time`: the process's own CPU, little moved by other load on the machine).
+Prints the median CPU of each phase that took at least 1 ms (imports made inside a phase count in
+it; the imports of a whole hook process are in agent_bench's CPU column). It measures the code it imports, so pointing
+PYTHONPATH at an older checkout measures that one the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_vault import generate  # noqa: E402
+
+PHASES = {
+    "vault_kg.engine": ["_run_locked", "_resolve", "assemble_nodes", "_rank_and_write", "_write_artifacts", "_ranking", "_update_docs", "_dirty_owners", "_write_html"],
+    "vault_kg.cache:ScopeCache": ["load_all", "load_kept", "sync_graph", "sync_ranks", "put_table", "commit"],
+    "vault_kg.rank": ["patched", "ranking_digest", "pagerank", "communities"],
+    "vault_kg.anchors": ["post_assembly"],
+    "graph_out.graph_json": ["encode_node_link", "node_link"],
+    "vault_kg.core.store": ["write_if_changed"],
+}
+
+
+def instrument(spent: dict[str, float]) -> None:
+    import importlib
+
+    for where, names in PHASES.items():
+        module_name, _, cls = where.partition(":")
+        owner: Any = importlib.import_module(module_name)
+        if cls:
+            owner = getattr(owner, cls)
+        for name in names:
+            fn = getattr(owner, name, None)
+            if fn is None:
+                continue
+
+            def wrapped(*args: Any, __fn: Callable[..., Any] = fn, __label: str = f"{module_name.split('.')[-1]}.{name}", **kwargs: Any) -> Any:
+                start = time.process_time()
+                try:
+                    return __fn(*args, **kwargs)
+                finally:
+                    spent[__label] = spent.get(__label, 0.0) + time.process_time() - start
+
+            setattr(owner, name, functools.wraps(fn)(wrapped))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--notes", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.update(KG_OLLAMA="off", KG_HTML="off")
+    work = Path(tempfile.mkdtemp(prefix="kg-phases-"))
+    os.environ["KG_CONFIG"] = str(work / "config.toml")
+    vault = work / "vault"
+    notes = generate(vault, args.notes, seed=7)
+    import vault_kg.engine as engine
+    from vault_kg.scopes import vault_scope
+
+    scope = vault_scope(vault)
+    engine.run(scope)
+    try:
+        from vault_kg.ranking import deferring_communities
+    except ImportError:
+        deferring_communities = contextlib.nullcontext  # type: ignore[assignment]
+    spent: dict[str, float] = {}
+    instrument(spent)
+    rows: dict[str, dict[str, list[float]]] = {}
+    for kind in ("prose edit", "link edit"):
+        for i in range(args.rounds):
+            note = notes[(i * 37 + (7 if kind == "link edit" else 0)) % len(notes)]
+            extra = f"\nprose only, round {i}\n" if kind == "prose edit" else f"\nnow see [[{notes[(i * 53 + 11) % len(notes)].stem}]]\n"
+            note.write_text(note.read_text(encoding="utf-8") + extra, encoding="utf-8")
+            spent.clear()
+            start = time.process_time()
+            with deferring_communities():
+                result = engine.run(scope, paths=[note])
+            spent["total (engine.run)"] = time.process_time() - start
+            for label, value in spent.items():
+                rows.setdefault(kind, {}).setdefault(label, []).append(value)
+            rows[kind].setdefault("ranking: " + str(result.extra.get("ranking")), []).append(0.0)
+    print(f"{args.notes}-note vault; CPU per phase, median of {args.rounds} edits each (ms); load average {os.getloadavg()[0]:.1f}")
+    for kind, phases in rows.items():
+        print(f"\n{kind}:")
+        for label, values in sorted(phases.items(), key=lambda kv: -statistics.median(kv[1])):
+            value = statistics.median(values) * 1000
+            if label.startswith("ranking: "):
+                print(f"  {label}")
+            elif value >= 1.0:
+                print(f"  {label:<28}{value:>8.0f}")
+
+
+if __name__ == "__main__":
+    from figures import record
+
+    with record("update_phases"):
+        main()

@@ -1,0 +1,324 @@
+"""The agent-speed paths (issue 18): the no-op `kg update` probe and clustering off the hook's path.
+
+Speed itself is measured in bench/agent_bench.py and bench/vault_bench.py; these tests pin what
+the fast paths must keep: the probe answers exactly when the full route would find nothing to do
+(and prints what it prints), a hook's deferred communities never name a node that is gone and say
+which graph they describe, and once the background job ran the artifacts are the bytes of a
+from-scratch build.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import marshal
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import orjson
+import pytest
+
+from vault_kg import cluster_job, quick_update, rank
+from vault_kg.engine import run
+from vault_kg.ranking import deferring_communities
+from vault_kg.scopes import vault_scope
+
+ARTIFACTS = ("graph.json", "GRAPH_REPORT.md", "brief.json")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KG_HTML", "off")
+    monkeypatch.setenv("KG_OLLAMA", "off")
+    monkeypatch.setenv("KG_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.delenv("KG_VAULT", raising=False)
+
+
+def _vault(root: Path, notes: int = 60, seed: int = 5) -> Path:
+    """Two loose clusters of notes (so Leiden has something to find) plus tags and dangling links."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True)
+    for i in range(notes):
+        side = i % 2
+        links = " ".join(f"[[Note {rng.randrange(side, notes, 2)}]]" for _ in range(3))
+        (root / f"Note {i}.md").write_text(f"---\nsummary: note {i}\ntags: [topic/t{side}]\n---\n{links} [[Missing {i % 7}]]\n\ntext {i}\n")
+    return root
+
+
+def _artifacts(vault: Path) -> dict[str, bytes]:
+    return {name: (vault / "kg-out" / name).read_bytes() for name in ARTIFACTS}
+
+
+def _scratch(vault: Path, tmp_path: Path) -> dict[str, bytes]:
+    copy = tmp_path / "scratch"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(vault, copy, ignore=shutil.ignore_patterns("kg-out"))
+    run(vault_scope(copy))
+    return {name: data.replace(str(copy).encode(), str(vault).encode()) for name, data in _artifacts(copy).items()}
+
+
+def _graph(vault: Path) -> dict:
+    return orjson.loads((vault / "kg-out" / "graph.json").read_bytes())
+
+
+def _quick(argv: list[str]) -> tuple[int | None, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = quick_update.main(argv)
+    return code, out.getvalue()
+
+
+def _full(argv: list[str]) -> str:
+    from vault_kg.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["update", *argv]) == 0
+    return out.getvalue()
+
+
+def _no_seconds(text: str) -> str:
+    return re.sub(r'(· |"seconds": )[0-9.]+s?', r"\1X", text)
+
+
+# the no-op probe --------------------------------------------------------------------------------
+
+def test_parse_takes_only_a_plain_update() -> None:
+    assert quick_update.parse(["--vault", "/v", "--json", "-s", "vault", "--scope=proj"]) == {"vault": Path("/v"), "out": None, "scope": ["vault", "proj"], "json": True}
+    assert quick_update.parse(["--out=/o"])["out"] == Path("/o")
+    for argv in (["notes/a.md"], ["--force"], ["--help"], ["--vault"], ["--vault", "--json"], ["--vault", "a", "--vault", "b"], ["-s=vault"]):
+        assert quick_update.parse(argv) is None, argv
+
+
+def test_the_probe_prints_what_the_full_route_prints(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    run(vault_scope(vault))
+    for argv in (["--vault", str(vault)], ["--vault", str(vault), "--json"]):
+        code, quick = _quick(argv)
+        assert code == 0
+        assert _no_seconds(quick) == _no_seconds(_full(argv))
+    assert json.loads(_quick(["--vault", str(vault), "--json"])[1])[0]["nodes"] == len(_graph(vault)["nodes"])
+
+
+def test_the_probe_steps_aside_whenever_the_full_route_has_work(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v", notes=20)
+    scope = vault_scope(vault)
+    run(scope)
+    assert quick_update.probe(scope) is not None
+    note = vault / "Note 3.md"
+    cases = {
+        "edited note": lambda: note.write_text(note.read_text() + "\nmore\n"),
+        "new note": lambda: (vault / "New.md").write_text("# New\n"),
+        "deleted note": lambda: (vault / "Note 4.md").unlink(),
+        "graph.json touched": lambda: os.utime(vault / "kg-out" / "graph.json", ns=(1, 1)),
+        "report missing": lambda: (vault / "kg-out" / "GRAPH_REPORT.md").unlink(),
+        "a killed writer's temp file": lambda: (vault / "kg-out" / ".graph.json.x1.tmp").write_text(""),
+        "an unreadable name": lambda: (vault / "sub").mkdir() or (vault / "sub" / "fifo.md").unlink(missing_ok=True) or os.mkfifo(vault / "sub" / "fifo.md"),
+    }
+    for name, change in cases.items():
+        change()
+        assert quick_update.probe(scope) is None, name
+        run(scope)
+        assert quick_update.probe(scope) is not None, f"after the update that followed: {name}"
+
+
+def test_the_probe_steps_aside_while_a_writer_holds_the_scope(tmp_path: Path) -> None:
+    from vault_kg.core.store import Layout, scope_lock
+
+    vault = _vault(tmp_path / "v", notes=10)
+    scope = vault_scope(vault)
+    run(scope)
+    with scope_lock(Layout(scope.out)):
+        assert quick_update.probe(scope) is None  # so `kg update` waits its turn like any writer
+    assert quick_update.probe(scope) is not None
+
+
+def test_the_probe_follows_a_model_mode_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = _vault(tmp_path / "v", notes=10)
+    scope = vault_scope(vault)
+    run(scope)
+    monkeypatch.setenv("KG_OLLAMA", "on")
+    assert quick_update.probe(scope) is None  # the full route rebuilds every note for the model pass
+
+
+def test_the_probe_asks_every_pass_whether_its_mode_changed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from extract import llm_pass
+    from vault_kg import anchor_pass
+
+    asked: list[str] = []
+    for module in (llm_pass, anchor_pass):
+        monkeypatch.setattr(module, "check_mode", lambda scope, cache, name=module.__name__: asked.append(name) or False)
+    scope = vault_scope(_vault(tmp_path / "v", notes=3))
+    run(scope)
+    quick_update.probe(scope)
+    assert asked == ["extract.llm_pass", "vault_kg.anchor_pass"]
+
+
+def test_a_no_op_update_process_imports_nothing_heavy(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v", notes=10)
+    run(vault_scope(vault))
+    code = (
+        "import sys; sys.argv = ['kg', 'update', '--vault', sys.argv[1]]\n"
+        "from vault_kg.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('numpy', 'scipy', 'igraph', 'networkx', 'typer', 'click', 'extract.notes') if m in sys.modules)\n"
+        "print('HEAVY', heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(vault)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
+    assert "nothing to rewrite" in done.stdout, done.stderr
+    assert "HEAVY []" in done.stdout, done.stdout
+
+
+# communities off the hot path ------------------------------------------------------------------
+
+def _link_edit(vault: Path, i: int, target: str) -> Path:
+    note = vault / f"Note {i}.md"
+    note.write_text(note.read_text() + f"\nnow also [[{target}]]\n")
+    return note
+
+
+def test_previous_assignment_keeps_ids_and_names_only_live_nodes(tmp_path: Path) -> None:
+    nodes = {f"n{i}": {"kind": "note", "label": f"N{i}", "source": f"n{i}.md"} for i in range(6)}
+    groups = {f"n{i}.md": [{"source": f"n{i}", "target": f"n{(i + 1) % 3 + 3 * (i // 3)}", "relation": "links_to", "score": 1.0}] for i in range(6)}
+    table = rank.edge_table(nodes, groups)
+    ranks = rank.pagerank(nodes, table)
+    fresh, rows = rank.communities(nodes, table, ranks)
+    assert len(rows) == 2
+    del nodes["n0"]
+    nodes["n9"] = {"kind": "note", "label": "N9", "source": "n9.md"}
+    groups = {o: [e for e in g if e["target"] != "n0"] for o, g in groups.items() if o != "n0.md"}
+    table = rank.edge_table(nodes, groups)
+    kept, kept_rows = rank.communities(nodes, table, rank.pagerank(nodes, table), previous=fresh)
+    assert "n0" not in kept and "n9" not in kept
+    assert all(kept[n] == fresh[n] for n in kept)
+    assert all(m in nodes for row in kept_rows for m in row["members_top"])
+    assert sum(row["size"] for row in kept_rows) == len(kept)
+
+
+def test_a_hook_defers_clustering_and_the_job_brings_back_the_scratch_bytes(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    scope = vault_scope(vault)
+    run(scope)
+    before = _graph(vault)["graph"]["stamp"]
+    assert before["graph"] == before["communities"]
+    (vault / "Note 5.md").unlink()
+    run(scope)
+    note = _link_edit(vault, 7, "Note 8")
+    with deferring_communities():
+        result = run(scope, paths=[note])
+    assert result.extra["ranking"] == "computed" and result.extra["communities"] == "deferred"
+    graph = _graph(vault)
+    stamp = graph["graph"]["stamp"]
+    assert stamp["communities"] != stamp["graph"]  # says they describe an earlier graph
+    ids = {n["id"] for n in graph["nodes"]}
+    assert all(m in ids for c in graph["graph"]["communities"] for m in c["members_top"])
+    assert {n.get("community") for n in graph["nodes"]} - {None} <= {c["id"] for c in graph["graph"]["communities"]}
+    assert "Provisional: these communities" in (vault / "kg-out" / "GRAPH_REPORT.md").read_text()
+    # a prose edit before the job ran keeps them deferred (and does not recluster inline)
+    note.write_text(note.read_text() + "\nprose only\n")
+    with deferring_communities():
+        result = run(scope, paths=[note])
+    assert result.extra["ranking"] == "reused" and result.extra["communities"] == "deferred"
+    assert cluster_job.settle(scope)
+    assert _graph(vault)["graph"]["stamp"] == {"graph": stamp["graph"], "communities": stamp["graph"]}
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    again = run(scope)
+    assert not again.written and "communities" not in again.extra
+
+
+def test_an_update_outside_a_hook_clusters_what_a_hook_deferred(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    scope = vault_scope(vault)
+    run(scope)
+    with deferring_communities():
+        run(scope, paths=[_link_edit(vault, 3, "Note 4")])
+    assert quick_update.probe(scope) is None  # the deferred clustering is work to do
+    result = run(scope)
+    assert result.written and "communities" not in result.extra
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+
+
+def test_the_job_reclusters_when_an_edit_lands_after_its_snapshot(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    scope = vault_scope(vault)
+    run(scope)
+    with deferring_communities():
+        run(scope, paths=[_link_edit(vault, 3, "Note 4")])
+    digest, nodes, table, ranks = cluster_job.snapshot(scope.out)
+    with deferring_communities():
+        run(scope, paths=[_link_edit(vault, 9, "Note 2")])
+    assignment, communities = rank.communities(nodes, table, ranks)
+    assert not cluster_job.install(scope.out, digest, ranks, assignment, communities)  # stale: refused
+    assert cluster_job.settle(scope)
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+
+
+def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    (tmp_path / "config.toml").write_text(f'vault = "{vault}"\n[projects]\n')
+    env = {k: v for k, v in os.environ.items() if k != "KG_VAULT"}
+    subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "build"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
+    note = _link_edit(vault, 11, "Note 13")
+    payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
+    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        stamp = _graph(vault)["graph"]["stamp"]
+        if stamp["graph"] == stamp["communities"] and not cluster_job.running(vault / "kg-out"):
+            break
+        time.sleep(0.2)
+    assert stamp["graph"] == stamp["communities"], (vault / "kg-out" / "communities.log").read_text()
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+
+
+# the edge table kept as bytes ------------------------------------------------------------------
+
+def test_a_stored_table_hashes_and_counts_like_its_decoded_self(tmp_path: Path) -> None:
+    from vault_kg.cache import ScopeCache
+
+    vault = _vault(tmp_path / "v")
+    scope = vault_scope(vault)
+    run(scope)
+    cache = ScopeCache(scope.out / "cache" / "index.sqlite")
+    try:
+        blob = cache.con.execute("SELECT value FROM blobs WHERE key='table'").fetchone()[0]
+    finally:
+        cache.close()
+    lazy, eager = rank.EdgeTable.from_bytes(blob), rank.EdgeTable.from_bytes(blob)
+    eager.decoded()
+    nodes = {n["id"]: n for n in _graph(vault)["nodes"]}
+    full = rank.edge_table(nodes, {})  # a table built by numpy from nothing, for the node part
+    assert lazy.digest_parts() == eager.digest_parts()
+    assert rank.ranking_digest(nodes, lazy) == rank.ranking_digest(nodes, eager) != rank.ranking_digest(nodes, full)
+    assert lazy.relation_counts() == eager.relation_counts() and lazy.row_count() == eager.row_count() > 0
+    assert lazy.to_bytes() == blob
+    assert marshal.loads(eager.to_bytes()) == marshal.loads(blob)  # the same contents (marshal's refs may differ)
+
+
+def test_a_prose_edit_keeps_the_table_and_never_imports_numpy(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    scope = vault_scope(vault)
+    run(scope)
+    note = vault / "Note 9.md"
+    note.write_text(note.read_text() + "\nJust more prose, no links, no tags.\n")
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom vault_kg.engine import run\nfrom vault_kg.scopes import vault_scope\n"
+        "result = run(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+        "print('RANKING', result.extra['ranking'], 'NUMPY', 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
+    assert "RANKING reused NUMPY False" in done.stdout, done.stdout + done.stderr
+    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    note.write_text(note.read_text() + "\nand a link to [[Note 12]]\n")
+    result = run(scope, paths=[note])  # the edges changed: the table is patched with numpy, ranks computed
+    assert result.extra["ranking"] == "computed"
+    assert _artifacts(vault) == _scratch(vault, tmp_path)

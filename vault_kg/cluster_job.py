@@ -1,0 +1,164 @@
+"""Leiden in the background, after a hook left a scope's communities describing an earlier graph.
+
+The hook's update (inside `ranking.deferring_communities()`) writes graph.json with fresh ranks
+and provisional communities, and calls `launch`. This detached, low-priority process clusters a
+snapshot of the committed graph (read-only, without the scope's lock, so the agent's next edit
+never waits for Leiden), installs the answer in the cache if the graph is still the one it
+clustered, and then runs a short update that writes the artifacts with it. If another edit
+landed meanwhile, it clusters again (a few rounds at most; the next update finishes the job
+otherwise). At most one job runs and one waits per scope, like the graph.html renders.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .scopes import Scope
+
+ROUNDS = 3
+QUEUED = ".communities.queued"  # from launch until the job holds a lock
+QUEUED_GRACE_S = 60.0  # a job that has not taken its lock this long after launch never will
+
+
+def _lock_names(out: Path) -> tuple[Path, Path]:
+    return out / ".communities.lock", out / ".communities.waiting"
+
+
+def running(out: Path) -> bool:
+    """Whether a background clustering of `out` is launched, running or waiting to run."""
+    import time
+
+    from .html_job import lock_held
+
+    try:
+        if time.time() - (out / QUEUED).stat().st_mtime < QUEUED_GRACE_S:
+            return True
+    except OSError:
+        pass
+    return any(lock_held(path) for path in _lock_names(out))
+
+
+def after_run(scope: Scope, result: Any) -> None:
+    """Start the background clustering when this run deferred it."""
+    if result.extra.get("communities") == "deferred":
+        launch(scope)
+
+
+def launch(scope: Scope) -> None:
+    """Start a detached job; its output goes to `kg-out/communities.log`."""
+    (scope.out / QUEUED).touch()
+    with (scope.out / "communities.log").open("ab") as log:
+        subprocess.Popen(
+            [sys.executable, "-m", "vault_kg.cluster_job", scope.name, scope.kind, str(scope.root), str(scope.out)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
+            cwd=str(Path(__file__).resolve().parents[1]),
+        )
+
+
+def snapshot(out: Path) -> tuple[str, dict[str, dict[str, Any]], Any, dict[str, float]] | None:
+    """(digest, nodes, edge table, ranks) of the committed graph when its communities are behind."""
+    import orjson
+
+    from . import rank
+    from .core import store
+    from .cache import SCHEMA, connect
+    from .ranking import BLOB, unpack
+
+    db = store.Layout(out).cache_db
+    if not db.is_file():
+        return None
+    con = connect(db, readonly=True)
+    try:
+        if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+            return None
+        con.execute("BEGIN")  # one read transaction: the blobs and the node rows of one commit
+        blobs = dict(con.execute("SELECT key, value FROM blobs WHERE key IN (?, 'table')", (BLOB,)))
+        if BLOB not in blobs or "table" not in blobs:
+            return None
+        last = unpack(marshal.loads(blobs[BLOB]))
+        assert last is not None
+        if last[4] == last[0]:
+            return None
+        table = rank.EdgeTable.from_bytes(blobs["table"])
+        nodes = {nid: orjson.loads(data) for nid, data in con.execute("SELECT id, data FROM nodes")}
+        con.execute("COMMIT")
+    finally:
+        con.close()
+    if sorted(nodes) != table.ids or rank.ranking_digest(nodes, table) != last[0]:
+        return None  # not one consistent graph: the next update clusters inline
+    return last[0], nodes, table, last[1]
+
+
+def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[str, int], communities: list[dict[str, Any]]) -> bool:
+    """Store the clustering if the cache still holds the graph it was computed on."""
+    from .core import store
+    from .cache import ScopeCache
+    from .ranking import BLOB, unpack
+
+    cache = ScopeCache(store.Layout(out).cache_db)
+    try:
+        if cache.recreated:
+            return False
+        cache.begin()
+        last = unpack(cache.get_blob(BLOB))
+        if last is None or last[0] != digest:
+            cache.rollback()
+            return False
+        cache.put_blob(BLOB, (digest, ranks, assignment, communities, digest))
+        cache.commit()
+        return True
+    finally:
+        cache.close()
+
+
+def settle(scope: Scope) -> bool:
+    """Cluster the scope's current graph and write it out; True when its communities are current."""
+    from . import rank
+    from .engine import run
+    from .ranking import deferring_communities
+
+    for _ in range(ROUNDS):
+        found = snapshot(scope.out)
+        if found is None:
+            return True
+        digest, nodes, table, ranks = found
+        assignment, communities = rank.communities(nodes, table, ranks)
+        if not install(scope.out, digest, ranks, assignment, communities):
+            continue
+        with deferring_communities():  # an edit that landed meanwhile is clustered next round
+            result = run(scope, paths=[])
+        if result.extra.get("communities") != "deferred":
+            return True
+    return False
+
+
+def main(argv: list[str]) -> None:
+    from filelock import FileLock, Timeout
+
+    name, kind, root, out = argv
+    scope = Scope(name, kind, Path(root), Path(out))
+    lock, waiting_path = _lock_names(scope.out)
+    waiting = FileLock(str(waiting_path))
+    try:
+        waiting.acquire(timeout=0)
+    except Timeout:
+        return  # one is already waiting; it will see this graph
+    finally:
+        (scope.out / QUEUED).unlink(missing_ok=True)
+    try:
+        with FileLock(str(lock), timeout=600):
+            waiting.release()
+            settle(scope)
+    finally:
+        if waiting.is_locked:
+            waiting.release()
+
+
+if __name__ == "__main__":
+    os.nice(10)  # a background nicety: the agent's next hook must not wait on it
+    main(sys.argv[1:])
