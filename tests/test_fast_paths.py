@@ -158,7 +158,8 @@ def test_the_probe_asks_every_pass_whether_its_mode_changed(monkeypatch: pytest.
         monkeypatch.setattr(module, "check_mode", lambda scope, cache, name=module.__name__: asked.append(name) or False)
     scope = vault_scope(_vault(tmp_path / "v", notes=3))
     run(scope)
-    quick_update.probe(scope)
+    asked.clear()
+    assert quick_update.probe(scope) is not None
     assert asked == ["extract.llm_pass", "vault_kg.anchor_pass"]
 
 
