@@ -88,14 +88,11 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
 
 def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     """Re-extract one code file; then list the anchored notes this edit made dirty."""
+    from vault_kg.edits import notes_dirtied
     from vault_kg.engine import run
-    from vault_kg.scopes import project_scope, vault_scope
+    from vault_kg.scopes import project_scope
 
     run(project_scope(project, env.cfg), paths=[env.cfg.projects[project] / rel])
     if env.vault is None:
         return []
-    try:
-        from vault_kg.anchors import dirty_notes_for_paths
-    except ImportError:
-        return []
-    return list(dirty_notes_for_paths(vault_scope(env.vault, cfg=env.cfg), project, [rel]))
+    return notes_dirtied(project, [rel], env.vault, env.cfg)
