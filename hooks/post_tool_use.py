@@ -73,14 +73,10 @@ def rebuild_later(kind: str, name: str, root: Path) -> list[str]:
 
 def update_vault_note(env: HookEnv, rel: str) -> list[str]:
     """Re-extract one note; tell the agent only what it must fix (quarantine, warnings)."""
-    from vault_kg.engine import run
     from vault_kg.scopes import vault_scope
+    from vault_kg.updating import update_scope
 
-    from vault_kg.llm_worker import after_update
-
-    scope = vault_scope(env.vault, cfg=env.cfg)
-    result = run(scope, paths=[env.vault / rel])
-    after_update(scope, result, env.cfg, hook=True)
+    result = update_scope(vault_scope(env.vault, cfg=env.cfg), [env.vault / rel], cfg=env.cfg)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
     lines += [f"kg: {w}" for w in result.warnings]
     return lines

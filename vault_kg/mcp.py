@@ -361,7 +361,7 @@ def note_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: append_note(note="Payments API", text="Retries now back off exponentially (see [[Webhook Relay]]).")
         """
-        return await kg.answer(lambda: nb.append_note(kg.vault_scope(), note, text), nb.format_write)
+        return await kg.answer(lambda: nb.append_note(kg.vault_scope(), note, text, long_lived=True), nb.format_write)
 
     @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False}, output_schema=schema_of(nb.NoteWrite))
     async def edit_note(
@@ -374,7 +374,7 @@ def note_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: edit_note(note="Payments API", old_text="FastAPI + Postgres", new_text="FastAPI + PostgreSQL 16")
         """
-        return await kg.answer(lambda: nb.edit_note(kg.vault_scope(), note, old_text, new_text, replace_all), nb.format_write)
+        return await kg.answer(lambda: nb.edit_note(kg.vault_scope(), note, old_text, new_text, replace_all, long_lived=True), nb.format_write)
 
     @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False}, output_schema=schema_of(nb.JournalEntry))
     async def journal_add(

@@ -159,16 +159,18 @@ def format_list(data: dict[str, Any]) -> str:
     return "\n".join(lines + ([f"… {more} more; narrow with a folder or tag, or raise the limit"] if more > 0 else [])) or "no notes match"
 
 
-def append_note(vault: Scope, name: str, text: str) -> NoteWrite:
-    """Add `text` at the end of an existing note (a blank line before it), then update the graph."""
+def append_note(vault: Scope, name: str, text: str, long_lived: bool = False) -> NoteWrite:
+    """Add `text` at the end of an existing note (a blank line before it), then update the graph.
+
+    A `long_lived` caller (the MCP server) wakes the model worker at once."""
     if not text.strip():
         raise KgError("nothing to append: the text is empty")
     rel, old = _editable(vault, name)
     new = old.rstrip("\n") + "\n\n" + text.strip("\n") + "\n"
-    return _save(vault, rel, old, new, text, "appended")
+    return _save(vault, rel, old, new, text, "appended", long_lived)
 
 
-def edit_note(vault: Scope, name: str, old_text: str, new_text: str, replace_all: bool = False) -> NoteWrite:
+def edit_note(vault: Scope, name: str, old_text: str, new_text: str, replace_all: bool = False, long_lived: bool = False) -> NoteWrite:
     """Replace `old_text` (exactly, once; every occurrence with `replace_all`) by `new_text`."""
     if not old_text:
         raise KgError("the text to replace is empty; give the exact text to replace (copy it from the note)")
@@ -181,7 +183,7 @@ def edit_note(vault: Scope, name: str, old_text: str, new_text: str, replace_all
     if count > 1 and not replace_all:
         raise KgError(f"{rel}: the text to replace occurs {count} times; add surrounding text to make it unique, or replace every occurrence (--all, MCP replace_all); nothing written")
     new = old.replace(old_text, new_text) if replace_all else old.replace(old_text, new_text, 1)
-    result = _save(vault, rel, old, new, new_text, "edited")
+    result = _save(vault, rel, old, new, new_text, "edited", long_lived)
     result["replaced"] = count if replace_all else 1
     return result
 
@@ -257,7 +259,7 @@ def _editable(vault: Scope, name: str) -> tuple[str, str]:
         raise KgError(f"{rel}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8 first (nothing written)") from exc
 
 
-def _save(vault: Scope, rel: str, old: str, new: str, added: str, action: str) -> NoteWrite:
+def _save(vault: Scope, rel: str, old: str, new: str, added: str, action: str, long_lived: bool) -> NoteWrite:
     """Write through the one guarded write (only `added` is scanned for secrets), then update the graph."""
     from extract.notes import extract_note
 
@@ -267,12 +269,11 @@ def _save(vault: Scope, rel: str, old: str, new: str, added: str, action: str) -
 
     contract = not check_note(extract_note(rel, old.encode("utf-8")))
     target = write_note(vault.root, rel, new, contract=contract, scan=added)
-    indexed = False
-    if store.Layout(vault.out).cache_db.exists():
+    indexed = store.Layout(vault.out).cache_db.exists()
+    if indexed:
         from .updating import update_scope
 
-        update_scope(vault, [target])
-        indexed = True
+        update_scope(vault, [target], long_lived=long_lived)
     return {"action": action, "path": rel, "node": f"note:{rel}", "bytes": len(new.encode("utf-8")), "indexed": indexed}
 
 

@@ -43,12 +43,9 @@ def remember_note(
     indexed = False
     notices: list[str] = []
     if store.Layout(scope.out).cache_db.exists():
-        from .config import load_config
-        from .engine import run
-        from .llm_worker import after_update
+        from .updating import update_scope
 
-        outcome = run(scope, paths=[target])
-        after_update(scope, outcome, load_config(), hook=not long_lived)
+        outcome = update_scope(scope, [target], long_lived=long_lived)
         indexed = True
         notices = outcome.notices
     return {"path": rel, "node": f"note:{rel}", "anchor": anchored, "indexed": indexed, "notices": notices}

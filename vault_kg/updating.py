@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .config import Config
 from .scopes import Scope
 
 
-def update_scope(scope: Scope, paths: list[Path] | None = None, force: bool = False, long_lived: bool = False) -> Any:
+def update_scope(scope: Scope, paths: list[Path] | None = None, force: bool = False, long_lived: bool = False, cfg: Config | None = None) -> Any:
     """Re-extract what changed in `scope` (or only `paths`) and wake the model worker if notes are pending.
 
     A `long_lived` caller (the MCP server) starts the worker at once; a command's worker waits
@@ -24,7 +25,7 @@ def update_scope(scope: Scope, paths: list[Path] | None = None, force: bool = Fa
     from .llm_worker import after_update
 
     result = run(scope, paths=paths, force=force)
-    after_update(scope, result, load_config(), hook=not long_lived)
+    after_update(scope, result, cfg or load_config(), hook=not long_lived)
     return result
 
 
