@@ -1,7 +1,10 @@
-"""What every hook needs before it knows whether there is work: the vault, the projects, a log.
+"""What every hook needs before it knows whether there is work: the place (vault, project), a log.
 
-Only the standard library and `vault_kg.config` (tomllib) are imported here, so a hook that has
-nothing to do exits in a few milliseconds of its own time.
+Where the session stands is the library's own answer (`vault_kg.place.locate`: the CLI's rules
+for the vault, `scopes.project_at` for the project, from the session's folder, never raising);
+hooks never open the cache themselves. Only the standard library and `vault_kg.config`/`place`
+(tomllib) are imported here, so a hook that has nothing to do exits in a few milliseconds of its
+own time.
 """
 
 from __future__ import annotations

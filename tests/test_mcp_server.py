@@ -171,8 +171,10 @@ def test_the_server_sees_updates_made_by_other_processes(mcp: SyncClient, world:
     ],
 )
 def test_bad_inputs_are_rejected_with_one_clear_line(mcp: SyncClient, world: dict[str, Path], tool: str, args: dict[str, Any], message: str) -> None:
-    with pytest.raises(ToolError, match=message):
+    with pytest.raises(ToolError, match=message) as error:
         mcp.call(tool, **args)
+    assert len(str(error.value).strip().splitlines()) == 1, f"not one line: {error.value}"
+    assert "pydantic" not in str(error.value) and "[type=" not in str(error.value)
     assert not (world["base"] / "outside.md").exists()
     assert not (world["vault"] / "notes" / "Key.md").exists()
     assert not (world["vault"] / "KG-OUT").exists()
