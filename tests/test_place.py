@@ -70,3 +70,21 @@ def test_cache_problem_names_what_is_wrong_without_touching_the_cache(tree: dict
     before = db.read_bytes()
     assert "not a database" in (problem(db) or "")
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("event", ["post-tool-use", "pre-tool-use"])
+def test_a_hook_with_nothing_to_do_imports_nothing_heavy(tree: dict[str, Path], event: str) -> None:
+    """An edit outside the vault and the projects: the place is resolved, nothing else is loaded."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    payload = {"cwd": str(tree["base"]), "tool_name": "Edit", "tool_input": {"file_path": str(tree["base"] / "elsewhere.py"), "old_string": "a", "new_string": "b"}}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "from vault_kg.entry import main; main()", "hook", event],
+                          input=json.dumps(payload), capture_output=True, text=True, env={**os.environ}, timeout=60)
+    assert done.returncode == 0 and done.stdout == ""
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "vault_kg.place" in loaded or event == "pre-tool-use"
+    heavy = {"networkx", "yaml", "orjson", "sqlite3", "typer", "fastmcp", "pydantic", "vault_kg.engine", "vault_kg.cache", "vault_kg.cli"}
+    assert not heavy & loaded, sorted(heavy & loaded)
