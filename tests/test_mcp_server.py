@@ -57,6 +57,7 @@ def test_lists_every_tool_with_a_self_teaching_description(mcp: SyncClient) -> N
     assert set(tools) == TOOLS
     for tool in tools.values():
         assert "Example:" in (tool.description or ""), tool.name
+        assert tool.output_schema and tool.output_schema["type"] == "object" and tool.output_schema["properties"], f"{tool.name}: no output schema"
     budget = tools["query"].input_schema["properties"]["budget"]
     assert budget["minimum"] == 100 and budget["maximum"] == 50_000
     assert tools["god_nodes"].input_schema["properties"]["n"]["maximum"] == 200

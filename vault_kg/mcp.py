@@ -176,7 +176,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
 def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
     """Questions over the graph: query, explain, neighbors, path, god_nodes, affected."""
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("question", "budget", "hits", "edges", "truncated", "truncated_edges", "multi_scope", "tokens"))
     async def query(
         question: Question,
         scopes: Annotated[list[str] | None, Field(default=None, max_length=20, description="Scopes to search together, e.g. [\"vault\", \"payments\"]; default: the current project, else the vault.")] = None,
@@ -190,7 +190,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
         """
         return await kg.answer(lambda: q.query(kg.scopes(scopes), question, budget, include_stale, depth), q.format_query)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("scope", "node", "outgoing", "incoming"))
     async def explain(node: NodeName, scope: ScopeName = None, include_stale: bool = False) -> ToolResult:
         """One node in full: its attributes (summary, tags, aliases, anchor, rank), source lines, and its neighbours grouped by relation and direction.
 
@@ -198,7 +198,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
         """
         return await kg.answer(lambda: q.explain(kg.view(scope), node, include_stale), q.format_explain)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("id", "neighbors", "total"))
     async def neighbors(
         node: NodeName,
         relation: Annotated[str | None, Field(default=None, max_length=100, description="Only this relation, e.g. links_to, tagged, calls, imports, anchored_to.")] = None,
@@ -212,7 +212,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
         """
         return await kg.answer(lambda: q.neighbors(kg.view(scope), node, relation, direction, limit), q.format_neighbors)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("from", "to", "found", "steps", "hops", "via_hubs", "labels"))
     async def path(a: NodeName, b: NodeName, scope: ScopeName = None) -> ToolResult:
         """The shortest meaningful path between two nodes (tag hubs only when nothing else connects them), each hop with its relation, direction and citing line.
 
@@ -220,7 +220,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
         """
         return await kg.answer(lambda: q.path(kg.view(scope), a, b), q.format_path)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("nodes"))
     async def god_nodes(scope: ScopeName = None, n: Annotated[int, Field(ge=1, le=200, description="How many.")] = 10) -> ToolResult:
         """The most central nodes of a scope (weighted PageRank; tag hubs, files and tests left out), with summaries: where to start reading.
 
@@ -228,7 +228,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
         """
         return await kg.answer(lambda: {"nodes": q.god_nodes(kg.view(scope), n)}, lambda d: q.format_god_nodes(d["nodes"], with_rank=False))
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("id", "depth", "affected", "truncated"))
     async def affected(
         symbol: NodeName,
         scope: ScopeName = None,
@@ -244,7 +244,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
 def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
     """Staleness, the journal, new notes and the session brief: check, recall, remember, brief."""
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("scope", "ok", "dirty", "issues", "counts", "summary"))
     async def check(scope: ScopeName = None) -> ToolResult:
         """Anchored notes whose code changed: each dirty node with one reason (artifact missing, symbol not found, hash changed, propagated from …).
 
@@ -258,7 +258,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         return await kg.answer(work, format_check)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("question", "mode", "range", "project", "entries"))
     async def recall(question: Question, limit: Annotated[int, Field(ge=1, le=50, description="At most this many entries.")] = 10) -> ToolResult:
         """Search the dated journal of past sessions; dates in the question (today, yesterday, last week, weekday names, 2025-03-14) narrow the days searched.
 
@@ -274,7 +274,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         return await kg.call(work)
 
-    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False})
+    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False}, output_schema=object_schema("path", "node", "anchor", "indexed", "notices"))
     async def remember(
         path: Annotated[str, Field(min_length=4, max_length=300, description="Vault-relative path of the new note, e.g. `notes/Webhook retry budget.md`.")],
         summary: Annotated[str, Field(min_length=1, max_length=300, description="One line saying what the note is about.")],
@@ -291,7 +291,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         return await kg.answer(lambda: remember_note(kg.vault_scope(), path, summary, tags, body, anchor, project, long_lived=True), format_remember)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("text", "vault", "project", "sections", "errors"))
     async def brief() -> ToolResult:
         """The session brief the SessionStart hook injects: the project's conventions, stale notes, central code and notes, recent journal days, fenced as reference data.
 
@@ -320,6 +320,11 @@ def resources(mcp: FastMCP, kg: KgServer) -> None:
     @mcp.resource("kg://stats/{scope}", mime_type="application/json", description="A scope's counts: sources, nodes, edges, unresolved, quarantined, stale, pending. Example: kg://stats/vault")
     async def stats(scope: str) -> dict[str, Any]:
         return await kg.call(lambda: q.stats(kg.view(scope)))
+
+
+def object_schema(*keys: str) -> dict[str, Any]:
+    """An output schema naming the top-level keys a verb's data always carries (more may follow)."""
+    return {"type": "object", "properties": {key: {} for key in keys}, "additionalProperties": True}
 
 
 def schema_of(shape: Any) -> dict[str, Any]:
@@ -402,7 +407,7 @@ def note_tools(mcp: FastMCP, kg: KgServer) -> None:
 def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
     """For clients without hooks: update a scope's graph, lint the vault."""
 
-    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": True})
+    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": True}, output_schema=object_schema("scope", "kind", "sources", "extracted", "removed", "nodes", "edges", "pending", "quarantined", "warnings", "notices"))
     async def update(scope: ScopeName = None) -> ToolResult:
         """Bring a scope's graph up to date with its files (only what changed is re-read); clients without hooks call it after editing notes by other means.
 
@@ -416,7 +421,7 @@ def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         return await kg.call(work)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("scope", "notes", "problems", "skipped", "advice"))
     async def lint() -> ToolResult:
         """Check every vault note against the frontmatter contract (one-line summary, namespaced tags, a scope/ tag); one line per problem.
 
