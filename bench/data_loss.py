@@ -215,7 +215,7 @@ def read_only_journal_add(tmp: Path) -> tuple[int, str]:
 
 
 def reserved(tmp: Path) -> None:
-    from vault_kg.mcp import remember_note
+    from vault_kg.remember import remember_note
     from vault_kg.scopes import vault_scope
 
     vault = tmp / "vault"

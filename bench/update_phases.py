@@ -28,17 +28,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vault import generate  # noqa: E402
 
 PHASES = {
-    "vault_kg.engine": ["_run_locked", "_resolve", "assemble_nodes", "_rank_and_write", "_write_artifacts", "_ranking", "_update_docs", "_dirty_owners", "_write_html"],
+    "vault_kg.engine": ["_locked_run", "_resolve", "assemble_nodes", "_ranking", "_update_docs", "_dirty_owners", "_write_html"],  # and every stage in engine.STAGES
     "vault_kg.cache:ScopeCache": ["load_all", "load_kept", "sync_graph", "sync_ranks", "put_table", "commit"],
     "vault_kg.rank": ["patched", "ranking_digest", "pagerank", "communities"],
-    "vault_kg.anchors": ["post_assembly"],
+    "vault_kg.anchor_pass": ["post_assembly"],
     "graph_out.graph_json": ["encode_node_link", "node_link"],
     "vault_kg.core.store": ["write_if_changed"],
 }
 
 
+def timed(fn: Callable[..., Any], label: str, spent: dict[str, float]) -> Callable[..., Any]:
+    """`fn`, adding the CPU seconds each call takes to `spent[label]`."""
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.process_time() - start
+
+    return wrapped
+
+
 def instrument(spent: dict[str, float]) -> None:
     import importlib
+
+    import vault_kg.engine as engine
 
     for where, names in PHASES.items():
         module_name, _, cls = where.partition(":")
@@ -47,17 +63,9 @@ def instrument(spent: dict[str, float]) -> None:
             owner = getattr(owner, cls)
         for name in names:
             fn = getattr(owner, name, None)
-            if fn is None:
-                continue
-
-            def wrapped(*args: Any, __fn: Callable[..., Any] = fn, __label: str = f"{module_name.split('.')[-1]}.{name}", **kwargs: Any) -> Any:
-                start = time.process_time()
-                try:
-                    return __fn(*args, **kwargs)
-                finally:
-                    spent[__label] = spent.get(__label, 0.0) + time.process_time() - start
-
-            setattr(owner, name, functools.wraps(fn)(wrapped))
+            if fn is not None:
+                setattr(owner, name, timed(fn, f"{module_name.split('.')[-1]}.{name}", spent))
+    engine.STAGES = tuple(timed(stage, f"engine.{stage.__name__}", spent) for stage in engine.STAGES)
 
 
 def main() -> None:

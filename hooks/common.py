@@ -1,54 +1,28 @@
-"""What every hook needs before it knows whether there is work: the vault, the projects, a log.
+"""What every hook needs before it knows whether there is work: the place (vault, project), a log.
 
-Only the standard library and `vault_kg.core.config` (tomllib) are imported here, so a hook that has
-nothing to do exits in a few milliseconds of its own time.
+Where the session stands is the library's own answer (`vault_kg.place.locate`: the CLI's rules
+for the vault, `scopes.project_at` for the project, from the session's folder, never raising);
+hooks never open the cache themselves. Only the standard library and `vault_kg.core.config`/`place`
+(tomllib) are imported here, so a hook that has nothing to do exits in a few milliseconds of its
+own time.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_kg.core.config import OUT_DIRNAME, Config, config_path, find_repo_upwards, find_vault_upwards, inside, load_config
+from vault_kg.core.config import OUT_DIRNAME, config_path, inside
+from vault_kg.place import Place, is_built, locate
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000
-CACHE_DB = ("cache", "index.sqlite")
 
+HookEnv = Place  # the hooks' name for the library's place (config, session folder, vault)
 
-@dataclass
-class HookEnv:
-    """The configuration and the places a hook payload refers to."""
-
-    cfg: Config
-    cwd: Path
-    vault: Path | None
-
-    def out(self, root: Path) -> Path:
-        return root / OUT_DIRNAME
-
-    def project_of(self, path: Path) -> tuple[str, Path] | None:
-        """The registered project whose folder holds `path` (real paths compared)."""
-        real = os.path.realpath(path)
-        for name, root in sorted(self.cfg.projects.items()):
-            base = os.path.realpath(root)
-            if real == base or real.startswith(base + os.sep):
-                return name, Path(base)
-        return None
-
-    def current_project(self) -> tuple[str | None, Path | None]:
-        """The project the session runs in: a registered scope, else the enclosing repository."""
-        found = self.project_of(self.cwd)
-        if found is not None:
-            return found
-        try:
-            repo = find_repo_upwards(self.cwd)
-        except OSError:
-            repo = None
-        return None, repo
+__all__ = ["HookEnv", "cache_problem", "hook_env", "inside", "is_built", "log_failure", "payload_cwd"]
 
 
 def payload_cwd(payload: dict[str, Any]) -> Path:
@@ -58,56 +32,15 @@ def payload_cwd(payload: dict[str, Any]) -> Path:
 
 def hook_env(payload: dict[str, Any]) -> HookEnv:
     """Resolve the vault the way the CLI does, but from the session's folder, never failing."""
-    cfg = load_config()
-    cwd = payload_cwd(payload)
-    return HookEnv(cfg, cwd, locate_vault(cfg, cwd))
-
-
-def locate_vault(cfg: Config, cwd: Path) -> Path | None:
-    candidate: Path | None = None
-    if os.environ.get("KG_VAULT"):
-        candidate = Path(os.environ["KG_VAULT"]).expanduser()
-    else:
-        try:
-            candidate = find_vault_upwards(cwd) or cfg.vault
-        except OSError:
-            candidate = cfg.vault
-    if candidate is None or not candidate.is_dir():
-        return None
-    return Path(os.path.realpath(candidate))
-
-
-def is_built(root: Path) -> bool:
-    """True when the scope at `root` has a graph (an update on an unbuilt scope would be partial)."""
-    return root.joinpath(OUT_DIRNAME, *CACHE_DB).is_file()
+    return locate(payload_cwd(payload))
 
 
 def cache_problem(root: Path) -> str | None:
-    """Why the scope's cache cannot serve an update of one file (None: it can).
+    """Why the scope's cache at `root` cannot serve an update of one file (None: it can)."""
+    from vault_kg.cache import problem
+    from vault_kg.place import cache_db
 
-    An update of one file on a cache that must be recreated would build a graph of that file
-    alone, so callers rebuild in full instead. A busy or locked cache is not a problem: the
-    engine waits for it.
-    """
-    import sqlite3
-
-    from vault_kg.cache import SCHEMA
-
-    db = root.joinpath(OUT_DIRNAME, *CACHE_DB)
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-        try:
-            version = con.execute("PRAGMA user_version").fetchone()[0]
-            graph = con.execute("SELECT 1 FROM meta WHERE key='graph'").fetchone() if version == SCHEMA else True
-        finally:
-            con.close()
-    except sqlite3.OperationalError as exc:
-        return f"{exc}" if "no such table" in str(exc) else None
-    except sqlite3.DatabaseError as exc:
-        return str(exc)
-    if version != SCHEMA:
-        return f"cache format {version}, expected {SCHEMA}"
-    return None if graph else "no graph recorded"
+    return problem(cache_db(root))
 
 
 def log_failure(event: str, message: str, vault: Path | None) -> Path | None:

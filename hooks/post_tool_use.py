@@ -73,18 +73,10 @@ def rebuild_later(kind: str, name: str, root: Path) -> list[str]:
 
 def update_vault_note(env: HookEnv, rel: str) -> list[str]:
     """Re-extract one note; tell the agent only what it must fix (quarantine, warnings)."""
-    from vault_kg import cluster_job
-    from vault_kg.engine import run
-    from vault_kg.ranking import deferring_communities
     from vault_kg.scopes import vault_scope
+    from vault_kg.updating import update_scope
 
-    from vault_kg.llm_worker import after_update
-
-    scope = vault_scope(env.vault, cfg=env.cfg)
-    with deferring_communities():  # Leiden runs in the background (vault_kg.ranking)
-        result = run(scope, paths=[env.vault / rel])
-    cluster_job.after_run(scope, result)
-    after_update(scope, result, env.cfg, hook=True)
+    result = update_scope(vault_scope(env.vault, cfg=env.cfg), [env.vault / rel], cfg=env.cfg, defer_communities=True)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
     lines += [f"kg: {w}" for w in result.warnings]
     return lines
@@ -93,17 +85,14 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
 def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     """Re-extract one code file; then list the anchored notes this edit made dirty."""
     from vault_kg import cluster_job
+    from vault_kg.edits import notes_dirtied
     from vault_kg.engine import run
     from vault_kg.ranking import deferring_communities
-    from vault_kg.scopes import project_scope, vault_scope
+    from vault_kg.scopes import project_scope
 
     scope = project_scope(project, env.cfg)
     with deferring_communities():
         cluster_job.after_run(scope, run(scope, paths=[env.cfg.projects[project] / rel]))
     if env.vault is None:
         return []
-    try:
-        from vault_kg.anchor_check import dirty_notes_for_paths
-    except ImportError:
-        return []
-    return list(dirty_notes_for_paths(vault_scope(env.vault, cfg=env.cfg), project, [rel]))
+    return notes_dirtied(project, [rel], env.vault, env.cfg)

@@ -284,7 +284,7 @@ def test_journal_add_in_a_read_only_vault_is_one_line() -> None:
 @pytest.mark.parametrize("relpath", ["KG-OUT/x.md", "Kg-Out/x.md", "kg-out./x.md", ".OBSIDIAN/x.md", ".Git/x.md", "notes/Node_Modules/x.md", "notes/__PYCACHE__/x.md"])
 def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath: str) -> None:
     from vault_kg.core.errors import KgError
-    from vault_kg.mcp import remember_note
+    from vault_kg.remember import remember_note
     from vault_kg.scopes import vault_scope
 
     vault = tmp_path / "vault"

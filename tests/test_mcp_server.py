@@ -10,41 +10,19 @@ import asyncio
 import json
 import os
 import shutil
-import sys
-import threading
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
 
 from conftest import EXAMPLE_VAULT, REPO, kg_process
+from mcp_client import SyncClient, start_server
 
-TOOLS = {"query", "explain", "neighbors", "path", "god_nodes", "affected", "check", "recall", "remember"}
-
-
-class SyncClient:
-    """A connected fastmcp Client on its own loop thread, called from synchronous tests."""
-
-    def __init__(self, transport: StdioTransport) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.client = Client(transport, timeout=120)
-        self.run(self.client.__aenter__())
-
-    def run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=180)
-
-    def call(self, tool: str, **args: Any) -> Any:
-        return self.run(self.client.call_tool(tool, args))
-
-    def close(self) -> None:
-        self.run(self.client.__aexit__(None, None, None))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
+TOOLS = {
+    "query", "explain", "neighbors", "path", "god_nodes", "affected", "check", "recall", "remember", "brief",
+    "read_note", "list_notes", "append_note", "edit_note", "journal_add", "recent", "update", "lint",
+}
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +47,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def mcp(world: dict[str, Path]) -> Iterator[SyncClient]:
-    env = {k: v for k, v in os.environ.items() if k not in ("KG_VAULT", "OLLAMA_HOST", "KG_MODEL")}
-    env.update({"KG_CONFIG": str(world["config"]), "KG_OLLAMA": "off", "FASTMCP_LOG_LEVEL": "WARNING"})
-    transport = StdioTransport(sys.executable, ["-c", "from vault_kg.entry import main; main()", "mcp"], env=env, cwd=str(world["base"]))
-    client = SyncClient(transport)
+    client = start_server(world["config"], world["base"])
     yield client
     client.close()
 
@@ -82,6 +57,7 @@ def test_lists_every_tool_with_a_self_teaching_description(mcp: SyncClient) -> N
     assert set(tools) == TOOLS
     for tool in tools.values():
         assert "Example:" in (tool.description or ""), tool.name
+        assert tool.output_schema and tool.output_schema["type"] == "object" and tool.output_schema["properties"], f"{tool.name}: no output schema"
     budget = tools["query"].input_schema["properties"]["budget"]
     assert budget["minimum"] == 100 and budget["maximum"] == 50_000
     assert tools["god_nodes"].input_schema["properties"]["n"]["maximum"] == 200
@@ -196,8 +172,10 @@ def test_the_server_sees_updates_made_by_other_processes(mcp: SyncClient, world:
     ],
 )
 def test_bad_inputs_are_rejected_with_one_clear_line(mcp: SyncClient, world: dict[str, Path], tool: str, args: dict[str, Any], message: str) -> None:
-    with pytest.raises(ToolError, match=message):
+    with pytest.raises(ToolError, match=message) as error:
         mcp.call(tool, **args)
+    assert len(str(error.value).strip().splitlines()) == 1, f"not one line: {error.value}"
+    assert "pydantic" not in str(error.value) and "[type=" not in str(error.value)
     assert not (world["base"] / "outside.md").exists()
     assert not (world["vault"] / "notes" / "Key.md").exists()
     assert not (world["vault"] / "KG-OUT").exists()

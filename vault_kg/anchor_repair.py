@@ -434,3 +434,25 @@ def retire(vault: Scope, note: str, reason: str, on: str | None = None, cfg: Con
     write(vault.root, [doc])
     _refresh(vault, [rel])
     return {"note": rel, "on": day.isoformat(), "reason": doc.fm["retired"], "changed": True}
+
+
+def format_anchor(r: dict[str, Any]) -> str:
+    a = r["anchor"]
+    target = a.get("note") or f"{a['project']}:{a['locator']}"
+    return f"{r['note']}: {'anchored to' if r['changed'] else 'already anchored to'} {target}"
+
+
+def format_reanchor(r: dict[str, Any]) -> str:
+    return "\n".join([f"{r['note']}: {m['from']} → {m['locator']}" for m in r["moved"]]) or f"{r['note']}: every anchor holds; nothing to do"
+
+
+def format_accept(r: dict[str, Any]) -> str:
+    return "\n".join(f"{r['note']}: accepted {a['locator']}" for a in r["accepted"]) or f"{r['note']}: no anchor changed; nothing to accept"
+
+
+def format_supersede(r: dict[str, Any]) -> str:
+    return f"{r['old']} superseded by {r['new']} on {r['on']}" + ("" if r["changed"] else " (already; nothing written)")
+
+
+def format_retire(r: dict[str, Any]) -> str:
+    return f"{r['note']} retired on {r['on']}: {r['reason']}"

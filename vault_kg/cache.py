@@ -227,6 +227,29 @@ def peek_meta(db: Path, key: str, timeout: float = 30) -> Any | None:
     return orjson.loads(row[0]) if row else None
 
 
+def problem(db: Path, timeout: float = 30) -> str | None:
+    """Why a cache cannot serve an update of one file (None: it can), read-only.
+
+    An update of one file on a cache that must be recreated would build a graph of that file
+    alone, so callers rebuild in full instead. A busy or locked cache is not a problem: the
+    engine waits for it.
+    """
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=timeout)
+        try:
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            graph = con.execute("SELECT 1 FROM meta WHERE key='graph'").fetchone() if version == SCHEMA else True
+        finally:
+            con.close()
+    except sqlite3.OperationalError as exc:
+        return f"{exc}" if "no such table" in str(exc) else None
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    if version != SCHEMA:
+        return f"cache format {version}, expected {SCHEMA}"
+    return None if graph else "no graph recorded"
+
+
 class ScopeCache:
     """Read/write access to a scope's cache file; `open()` recreates it when unusable."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import typer
 
@@ -29,18 +29,8 @@ project_app = typer.Typer(
 )
 app.add_typer(project_app, name="project")
 
-VaultOpt = typer.Option(None, "--vault", help="The vault folder (default: KG_VAULT, the enclosing vault, or the config file).")
-OutOpt = typer.Option(None, "--out", help="Artifact folder (default: <scope root>/kg-out).")
-ScopeOpt = typer.Option(None, "--scope", "-s", help="Scope name: `vault` or a registered project; repeat for several.")
-JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
-StaleOpt = typer.Option(False, "--include-stale", help="Also show stale and superseded nodes, flagged.")
-AsOfOpt = typer.Option(None, "--as-of", help="Answer with what was valid on this date (YYYY-MM-DD).")
+from .commands.options import AsOfOpt, JsonOpt, OutOpt, ScopeOpt, StaleOpt, VaultOpt, emit
 
-def emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-    else:
-        sys.stdout.write(text(data) + "\n")
 
 
 def _print_version(value: bool) -> None:
@@ -96,6 +86,7 @@ def _progress_runner(total_hint: bool):
 def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, as_json: bool, verb: str, wait: bool = False) -> None:
     from . import llm_worker
     from .engine import run
+    from .updating import problems_of
 
     cfg = cfgmod.load_config()
     results = []
@@ -111,15 +102,8 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
             from .commands.llm import wait_for_worker
 
             waited.append(wait_for_worker(scope, cfg, outcome or "idle"))
-        for notice in result.notices:
-            sys.stderr.write(f"kg: {notice}\n")
-        for rel, reason in result.quarantined:
-            if rel in result.extracted:
-                sys.stderr.write(f"kg: quarantined {scope.root / rel}: {reason}\n")
-        for warning in result.warnings:
-            sys.stderr.write(f"kg: warning: {warning}\n")
-        for skip in result.new_skips:
-            sys.stderr.write(f"kg: skipped {scope.root / skip.relpath}: {skip.reason}\n")
+        for line in problems_of(result, scope.root):
+            sys.stderr.write(line + "\n")
         if scope.kind == "code" and paths:
             _report_dirty_notes(scope, result.extracted + result.removed)
     if as_json:
@@ -133,23 +117,18 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
 
 
 def _print_results(results: list[Any], verb: str) -> None:
-    from .quick_update import print_results
+    from .updating import format_run
 
-    print_results(results, verb)
+    for r in results:
+        sys.stdout.write(format_run(r, verb) + "\n")
 
 
 def _report_dirty_notes(scope: Scope, relpaths: list[str]) -> None:
     """After a code edit, one line per anchored vault note that just went dirty."""
-    if not relpaths:
-        return
-    from .anchor_check import dirty_notes_for_paths
-    from .scopes import vault_scope
+    from .edits import notes_dirtied
 
-    try:
-        for line in dirty_notes_for_paths(vault_scope(), scope.name, relpaths):
-            sys.stderr.write(line + "\n")
-    except KgError:
-        pass
+    for line in notes_dirtied(scope.name, relpaths):
+        sys.stderr.write(line + "\n")
 
 
 @app.command()
@@ -266,6 +245,29 @@ def explain(
     answer = q.explain(view, name, include_stale, as_of)
     record_hits([view.scope], answer, "explain", name)
     emit(answer, as_json, q.format_explain)
+
+
+@app.command()
+def neighbors(
+    name: str = typer.Argument(..., help="Note title, path, alias, tag or node id."),
+    relation: Optional[str] = typer.Option(None, "--relation", "-r", help="Only this relation (links_to, tagged, calls, imports, anchored_to, ...)."),
+    direction: str = typer.Option("both", "--direction", "-d", help="out: what it points to; in: what points to it; both."),
+    limit: int = typer.Option(50, "-n", "--limit", min=1, max=500, help="At most this many neighbours (1-500)."),
+    vault: Optional[Path] = VaultOpt,
+    scope: Optional[list[str]] = ScopeOpt,
+    include_stale: bool = StaleOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The nodes directly connected to a node: relation, direction, confidence and line of each edge.
+
+    \b
+    Example: kg neighbors "Payments API" --direction in --relation links_to
+    """
+    from . import query as q
+
+    if direction not in ("in", "out", "both"):
+        raise KgError(f"--direction {direction!r}: use in, out or both")
+    emit(q.neighbors(single_view(scope, vault), name, relation, direction, limit, include_stale), as_json, q.format_neighbors)
 
 
 @app.command("god-nodes")
@@ -405,9 +407,9 @@ def project_list(as_json: bool = JsonOpt) -> None:
 
 def _register_features() -> None:
     """Feature packages add their own commands, in this order (imported here, by name, not from strings)."""
-    from .commands import agent, anchors, journal, llm, memory, vaultops, view, watch
+    from .commands import agent, anchors, journal, llm, memory, notes, vaultops, view, watch
 
-    for module in (journal, view, anchors, vaultops, agent, llm, memory, watch):
+    for module in (journal, view, anchors, vaultops, agent, llm, notes, memory, watch):
         module.register(app)
 
 

@@ -677,3 +677,7 @@ def format_plan_summary(data: dict[str, Any], written: Path | None) -> str:
     parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no actions"
     where = f"; wrote {written} — review it, then `kg consolidate --apply {written}`" if written else ""
     return f"{len(data['actions'])} action(s) ({parts}), {len(data['review'])} item(s) for review{where}"
+
+
+def format_applied(d: dict[str, Any]) -> str:
+    return f"applied {len(d['applied'])} action(s) to {len(d['files'])} note(s)" + (f"; commit {d['commit'][:10]} (undo: git revert {d['commit'][:10]})" if d["commit"] else "")

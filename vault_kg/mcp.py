@@ -23,9 +23,11 @@ from typing import Annotated, Any, Callable, Literal
 import anyio.to_thread
 from anyio import CapacityLimiter
 from fastmcp import FastMCP
-from fastmcp.exceptions import ToolError
+from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import ToolResult
 from pydantic import Field
+from pydantic import ValidationError as PydanticValidationError
 
 from . import __version__
 from . import query as q
@@ -40,7 +42,7 @@ repository (scope = the project's name). Without `scope`, tools use the project 
 else the vault. Start with `query` (a question in words); follow up with `explain`, `neighbors`,
 `path` and `affected` on the ids or titles it returns; `god_nodes` shows what is central; `check`
 lists notes whose anchored code changed; `recall` searches the dated journal of past sessions;
-`remember` saves a new note. Answers cite `file:line`. Notes marked STALE or SUPERSEDED are not current.
+`remember` saves a new note, `read_note`/`list_notes`/`append_note`/`edit_note` read and change notes, `journal_add` and `recent` keep the diary, `update`/`lint` keep the graph current; `brief` is the session brief (conventions, stale notes, central nodes). Answers cite `file:line`. Notes marked STALE or SUPERSEDED are not current.
 """
 
 Question = Annotated[str, Field(min_length=1, max_length=2000, description="What you want to know, in words.")]
@@ -126,9 +128,40 @@ class KgServer:
 
         return vault_scope(self.vault, cfg=load_config())
 
+    async def answer(self, fn: Callable[[], Any], render: Callable[[Any], str]) -> ToolResult:
+        """Run a library verb on a worker thread; answer its text rendering and its data."""
+
+        def work() -> ToolResult:
+            data = fn()
+            return result(render(data), data)
+
+        return await self.call(work)
+
 
 def result(text: str, data: Any) -> ToolResult:
     return ToolResult(content=text, structured_content=data if isinstance(data, dict) else {"result": data})
+
+
+class OneLineErrors(Middleware):
+    """Arguments that fail their schema come back as one line (`budget: must be ≤ 50000`), not a pydantic dump."""
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: CallNext[Any, ToolResult]) -> ToolResult:
+        try:
+            return await call_next(context)
+        except (ValidationError, PydanticValidationError) as exc:
+            raise ToolError(one_line_error(exc, context.message.name)) from None
+
+
+def one_line_error(exc: Exception, tool: str) -> str:
+    """The first problem of a validation error in one line, naming the argument and what to do."""
+    cause = exc if isinstance(exc, PydanticValidationError) else exc.__cause__
+    if not isinstance(cause, PydanticValidationError):
+        return f"{tool}: invalid arguments: {' '.join(str(exc).split())}"
+    errors = cause.errors()
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != tool) or "arguments"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{tool}: {where}: {first.get('msg', 'invalid')}{more}; see the tool's input schema"
 
 
 def build_server(vault: Path | None = None) -> FastMCP:
@@ -137,8 +170,16 @@ def build_server(vault: Path | None = None) -> FastMCP:
     from .watch import server_lifespan
 
     mcp = FastMCP("vault-kg", instructions=INSTRUCTIONS, version=__version__, lifespan=server_lifespan(vault))
+    mcp.add_middleware(OneLineErrors())
+    for register in TOOL_GROUPS:
+        register(mcp, kg)
+    return mcp
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+
+def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
+    """Questions over the graph: query, explain, neighbors, path, god_nodes, affected."""
+
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("question", "budget", "hits", "edges", "truncated", "truncated_edges", "multi_scope", "tokens"))
     async def query(
         question: Question,
         scopes: Annotated[list[str] | None, Field(default=None, max_length=20, description="Scopes to search together, e.g. [\"vault\", \"payments\"]; default: the current project, else the vault.")] = None,
@@ -156,34 +197,34 @@ def build_server(vault: Path | None = None) -> FastMCP:
         Example: query(question="how do we retry failed Stripe webhooks", budget=800)
         Example: query(question="webhooks", kinds=["journal"], since="2025-03-01")
         """
-        def work() -> ToolResult:
+        def answer() -> dict[str, Any]:
             from .memory_kinds import make_filters
             from .recall_log import record_hits
 
             chosen = kg.scopes(scopes)
-            answer = q.query(chosen, question, budget, include_stale, depth, filters=make_filters(tags, folder, kinds, since, until))
-            record_hits(chosen, answer, "mcp-query", question)
-            return result(q.format_query(answer), answer)
+            found = q.query(chosen, question, budget, include_stale, depth, filters=make_filters(tags, folder, kinds, since, until))
+            record_hits(chosen, found, "mcp-query", question)
+            return found
 
-        return await kg.call(work)
+        return await kg.answer(answer, q.format_query)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("scope", "node", "outgoing", "incoming"))
     async def explain(node: NodeName, scope: ScopeName = None, include_stale: bool = False) -> ToolResult:
         """One node in full: its attributes (summary, tags, aliases, anchor, rank), source lines, and its neighbours grouped by relation and direction.
 
         Example: explain(node="Payments API")
         """
-        def work() -> ToolResult:
+        def answer() -> dict[str, Any]:
             from .recall_log import record_hits
 
             view = kg.view(scope)
-            answer = q.explain(view, node, include_stale)
-            record_hits([view.scope], answer, "mcp-explain", node)
-            return result(q.format_explain(answer), answer)
+            found = q.explain(view, node, include_stale)
+            record_hits([view.scope], found, "mcp-explain", node)
+            return found
 
-        return await kg.call(work)
+        return await kg.answer(answer, q.format_explain)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("id", "neighbors", "total"))
     async def neighbors(
         node: NodeName,
         relation: Annotated[str | None, Field(default=None, max_length=100, description="Only this relation, e.g. links_to, tagged, calls, imports, anchored_to.")] = None,
@@ -195,37 +236,25 @@ def build_server(vault: Path | None = None) -> FastMCP:
 
         Example: neighbors(node="Payments API", relation="links_to", direction="in")
         """
-        def work() -> ToolResult:
-            answer = q.neighbors(kg.view(scope), node, relation, direction, limit)
-            return result(q.format_neighbors(answer), answer)
+        return await kg.answer(lambda: q.neighbors(kg.view(scope), node, relation, direction, limit), q.format_neighbors)
 
-        return await kg.call(work)
-
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("from", "to", "found", "steps", "hops", "via_hubs", "labels"))
     async def path(a: NodeName, b: NodeName, scope: ScopeName = None) -> ToolResult:
         """The shortest meaningful path between two nodes (tag hubs only when nothing else connects them), each hop with its relation, direction and citing line.
 
         Example: path(a="Webhook Relay", b="Acme Corp")
         """
-        def work() -> ToolResult:
-            answer = q.path(kg.view(scope), a, b)
-            return result(q.format_path(answer), answer)
+        return await kg.answer(lambda: q.path(kg.view(scope), a, b), q.format_path)
 
-        return await kg.call(work)
-
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("nodes"))
     async def god_nodes(scope: ScopeName = None, n: Annotated[int, Field(ge=1, le=200, description="How many.")] = 10) -> ToolResult:
         """The most central nodes of a scope (weighted PageRank; tag hubs, files and tests left out), with summaries: where to start reading.
 
         Example: god_nodes(scope="vault", n=5)
         """
-        def work() -> ToolResult:
-            rows = q.god_nodes(kg.view(scope), n)
-            return result(q.format_god_nodes(rows, with_rank=False), {"nodes": rows})
+        return await kg.answer(lambda: {"nodes": q.god_nodes(kg.view(scope), n)}, lambda d: q.format_god_nodes(d["nodes"], with_rank=False))
 
-        return await kg.call(work)
-
-    @mcp.tool(annotations={"readOnlyHint": True})
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("id", "depth", "affected", "truncated"))
     async def affected(
         symbol: NodeName,
         scope: ScopeName = None,
@@ -235,25 +264,27 @@ def build_server(vault: Path | None = None) -> FastMCP:
 
         Example: affected(symbol="app/webhooks/stripe.py › function handle", scope="payments", depth=2)
         """
-        def work() -> ToolResult:
-            answer = q.affected(kg.view(scope), symbol, depth, vault=kg.vault_scope().root)
-            return result(q.format_affected(answer), answer)
+        return await kg.answer(lambda: q.affected(kg.view(scope), symbol, depth, vault=kg.vault_scope().root), q.format_affected)
 
-        return await kg.call(work)
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
+    """Staleness, the journal, new notes and the session brief: check, recall, remember, brief."""
+
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("scope", "ok", "dirty", "issues", "counts", "summary"))
     async def check(scope: ScopeName = None) -> ToolResult:
         """Anchored notes whose code changed: each dirty node with one reason (artifact missing, symbol not found, hash changed, propagated from …).
 
         Example: check(scope="vault")
         """
-        def work() -> ToolResult:
-            answer = run_check(kg.vault_scope(), kg.scope(scope))
-            return result(answer.pop("text"), answer)
+        from .anchor_check import check as check_anchors, format_check
 
-        return await kg.call(work)
+        def work() -> dict[str, Any]:
+            target = kg.scope(scope)
+            return check_anchors(kg.vault_scope(), None if target.kind == "vault" else [target.name])
 
-    @mcp.tool(annotations={"readOnlyHint": True})
+        return await kg.answer(work, format_check)
+
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("question", "mode", "range", "project", "entries"))
     async def recall(question: Question, limit: Annotated[int, Field(ge=1, le=50, description="At most this many entries.")] = 10) -> ToolResult:
         """Search the dated journal of past sessions; dates in the question (today, yesterday, last week, weekday names, 2025-03-14) narrow the days searched.
 
@@ -269,7 +300,7 @@ def build_server(vault: Path | None = None) -> FastMCP:
 
         return await kg.call(work)
 
-    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False})
+    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False}, output_schema=object_schema("path", "node", "anchor", "indexed", "notices"))
     async def remember(
         path: Annotated[str, Field(min_length=4, max_length=300, description="Vault-relative path of the new note, e.g. `notes/Webhook retry budget.md`.")],
         summary: Annotated[str, Field(min_length=1, max_length=300, description="One line saying what the note is about.")],
@@ -282,11 +313,24 @@ def build_server(vault: Path | None = None) -> FastMCP:
 
         Example: remember(path="notes/Webhook retry budget.md", summary="Stripe webhook retries back off exponentially, 5 attempts max", tags=["topic/payments", "scope/payments"], body="Decided after [[Payments API]] incidents.")
         """
-        def work() -> ToolResult:
-            answer = remember_note(kg.vault_scope(), path, summary, tags, body, anchor, project)
-            return result(answer["text"], answer)
+        from .remember import format_remember, remember_note
 
-        return await kg.call(work)
+        return await kg.answer(lambda: remember_note(kg.vault_scope(), path, summary, tags, body, anchor, project, long_lived=True), format_remember)
+
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("text", "vault", "project", "sections", "errors"))
+    async def brief() -> ToolResult:
+        """The session brief the SessionStart hook injects: the project's conventions, stale notes, central code and notes, recent journal days, fenced as reference data.
+
+        Example: brief()
+        """
+        from .brief import brief as make_brief, format_brief
+        from .place import locate
+
+        return await kg.answer(lambda: make_brief(locate(cfg=load_config(), vault=kg.vault)).as_dict(), format_brief)
+
+
+def resources(mcp: FastMCP, kg: KgServer) -> None:
+    """Read-only documents: a scope's GRAPH_REPORT.md and its counts."""
 
     @mcp.resource("kg://report/{scope}", mime_type="text/markdown", description="A scope's GRAPH_REPORT.md: god nodes, communities, stale and unresolved counts. Example: kg://report/vault")
     async def report(scope: str) -> str:
@@ -303,54 +347,118 @@ def build_server(vault: Path | None = None) -> FastMCP:
     async def stats(scope: str) -> dict[str, Any]:
         return await kg.call(lambda: q.stats(kg.view(scope)))
 
-    return mcp
+
+def object_schema(*keys: str) -> dict[str, Any]:
+    """An output schema naming the top-level keys a verb's data always carries (more may follow)."""
+    return {"type": "object", "properties": {key: {} for key in keys}, "additionalProperties": True}
 
 
-def run_check(vault: Scope, scope: Scope) -> dict[str, Any]:
-    """`kg check` through the anchors module: the vault's anchors, or only those into one project."""
-    from .anchor_check import check, format_check
+def schema_of(shape: Any) -> dict[str, Any]:
+    """The JSON schema of a library verb's return type (a TypedDict), as the tool's output schema."""
+    from pydantic import TypeAdapter
 
-    report = check(vault, None if scope.kind == "vault" else [scope.name])
-    return {**report, "text": format_check(report)}
+    return TypeAdapter(shape).json_schema()
 
 
-def remember_note(scope: Scope, relpath: str, summary: str, tags: list[str], body: str, anchor: str | None, project: str | None) -> dict[str, Any]:
-    """Write the note through the vault's one write path, anchor it if asked, add it to the graph.
+def note_tools(mcp: FastMCP, kg: KgServer) -> None:
+    """Notes the way a memory server's user reaches for them: read, list, append, edit, journal, recent."""
+    from . import notebook as nb
 
-    A note whose anchor cannot be made is removed again: the tool does all of it or nothing.
-    """
-    from .core.vault_guard import safe_relpath
-    from .vault_write import render_note, write_note
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=schema_of(nb.NoteText))
+    async def read_note(note: NodeName) -> ToolResult:
+        """A vault note in full: its text, its frontmatter as data, its body, size and modification time.
 
-    target = safe_relpath(scope.root, relpath)
-    rel = target.relative_to(scope.root.resolve()).as_posix()
-    title = Path(rel).stem
-    text = render_note(summary, tags, body if body.lstrip().startswith("# ") else f"# {title}\n\n{body}")
-    write_note(scope.root, rel, text, create=True)
-    anchored = None
-    if anchor:
-        from .anchor_repair import add_anchor
+        Example: read_note(note="Payments API")
+        """
+        return await kg.answer(lambda: nb.read_note(kg.vault_scope(), note), nb.format_read)
 
-        try:
-            anchored = add_anchor(scope, rel, anchor, project)["anchor"]
-        except BaseException:
-            target.unlink(missing_ok=True)
-            raise
-    indexed = False
-    notices: list[str] = []
-    if store.Layout(scope.out).cache_db.exists():
-        from .engine import run
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=schema_of(nb.NoteList))
+    async def list_notes(
+        folder: Annotated[str | None, Field(default=None, max_length=300, description="Only notes under this vault folder, e.g. `clients`.")] = None,
+        tag: Annotated[str | None, Field(default=None, max_length=200, description="Only notes with this frontmatter tag; `client` also matches `client/acme`.")] = None,
+        since_days: Annotated[float | None, Field(default=None, gt=0, le=3660, description="Only notes changed in the last N days.")] = None,
+        sort: Annotated[Literal["recent", "path"], Field(description="recent: newest first; path: alphabetical.")] = "recent",
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many notes.")] = 50,
+    ) -> ToolResult:
+        """Browse the vault: notes by folder, tag or recent change, each with its summary and tags.
 
-        from .core.config import load_config
-        from .llm_worker import after_update
+        Example: list_notes(folder="clients", tag="client/acme", since_days=7)
+        """
+        return await kg.answer(lambda: nb.list_notes(kg.vault_scope(), folder, tag, since_days, limit, sort), nb.format_list)
 
-        outcome = run(scope, paths=[target])
-        after_update(scope, outcome, load_config(), hook=False)  # a long-lived server: start now
-        indexed = True
-        notices = outcome.notices
-    where = f"wrote {rel}" + (f", anchored to {anchored.get('note') or anchored['project'] + ':' + anchored['locator']}" if anchored else "")
-    where += " and added it to the graph" if indexed else "; run `kg build` to add it to the graph"
-    return {"path": rel, "node": f"note:{rel}", "anchor": anchored, "indexed": indexed, "notices": notices, "text": where}
+    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False}, output_schema=schema_of(nb.NoteWrite))
+    async def append_note(note: NodeName, text: Annotated[str, Field(min_length=1, max_length=100_000, description="Markdown to add at the end of the note.")]) -> ToolResult:
+        """Add text at the end of an existing note and update the graph. Refuses text that looks like a secret, a new `scope/global` tag and journal days (use journal_add).
+
+        Example: append_note(note="Payments API", text="Retries now back off exponentially (see [[Webhook Relay]]).")
+        """
+        return await kg.answer(lambda: nb.append_note(kg.vault_scope(), note, text, long_lived=True), nb.format_write)
+
+    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False}, output_schema=schema_of(nb.NoteWrite))
+    async def edit_note(
+        note: NodeName,
+        old_text: Annotated[str, Field(min_length=1, max_length=100_000, description="The exact text to replace, as read_note shows it; it must occur once (unless replace_all).")],
+        new_text: Annotated[str, Field(max_length=100_000, description="The text to put in its place.")],
+        replace_all: Annotated[bool, Field(description="Replace every occurrence instead of exactly one.")] = False,
+    ) -> ToolResult:
+        """Replace an exact string in a note, like an editor's edit tool, and update the graph. Refuses text that is missing or occurs more than once, secrets, and edits that break the frontmatter contract; never deletes a note.
+
+        Example: edit_note(note="Payments API", old_text="FastAPI + Postgres", new_text="FastAPI + PostgreSQL 16")
+        """
+        return await kg.answer(lambda: nb.edit_note(kg.vault_scope(), note, old_text, new_text, replace_all, long_lived=True), nb.format_write)
+
+    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": False}, output_schema=schema_of(nb.JournalEntry))
+    async def journal_add(
+        text: Annotated[str, Field(min_length=1, max_length=20_000, description="What happened; secrets are redacted before it is written.")],
+        project: Annotated[str | None, Field(default=None, max_length=200, description="The project the entry is about.")] = None,
+    ) -> ToolResult:
+        """Append a timestamped entry to today's journal note (journal/YYYY-MM-DD.md); `recall` finds it later by date and meaning.
+
+        Example: journal_add(text="Fixed the webhook retries (exponential backoff)", project="payments")
+        """
+        return await kg.answer(lambda: nb.journal_add(kg.vault_scope(), text, project), nb.format_entry)
+
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=schema_of(nb.Recent))
+    async def recent(
+        days: Annotated[float, Field(gt=0, le=3660, description="The window in days (0.5 = the last 12 hours).")] = 1.0,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many notes and entries.")] = 50,
+    ) -> ToolResult:
+        """Recent activity: notes changed and journal entries written in the last N days, newest first.
+
+        Example: recent(days=7)
+        """
+        return await kg.answer(lambda: nb.recent(kg.vault_scope(), days, limit), nb.format_recent)
+
+
+def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
+    """For clients without hooks: update a scope's graph, lint the vault."""
+
+    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": True}, output_schema=object_schema("scope", "kind", "sources", "extracted", "removed", "nodes", "edges", "pending", "quarantined", "warnings", "notices"))
+    async def update(scope: ScopeName = None) -> ToolResult:
+        """Bring a scope's graph up to date with its files (only what changed is re-read); clients without hooks call it after editing notes by other means.
+
+        Example: update(scope="vault")
+        """
+        from .updating import format_run, update_scope
+
+        def work() -> ToolResult:
+            run = update_scope(kg.scope(scope), long_lived=True)
+            return result(format_run(run, "updated"), run.as_dict())
+
+        return await kg.call(work)
+
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("scope", "notes", "problems", "skipped", "advice"))
+    async def lint() -> ToolResult:
+        """Check every vault note against the frontmatter contract (one-line summary, namespaced tags, a scope/ tag); one line per problem.
+
+        Example: lint()
+        """
+        from .lint import format_lint, lint as run_lint
+
+        return await kg.answer(lambda: run_lint(kg.vault_scope()), format_lint)
+
+
+TOOL_GROUPS: list[Callable[[FastMCP, KgServer], None]] = [graph_tools, memory_tools, note_tools, upkeep_tools, resources]
 
 
 def serve(vault: Path | None = None) -> None:

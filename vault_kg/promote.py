@@ -310,3 +310,7 @@ def format_suggestions(rows: list[dict[str, Any]]) -> str:
             out.append(f"    {e['note']}:{e['line'] or 1}  {e['text']}")
     out.append(f"{len(rows)} candidate(s); draft one with: kg promote \"{rows[0]['label'].lstrip('#')}\"")
     return "\n".join(out)
+
+
+def format_promoted(d: dict[str, Any]) -> str:
+    return f"drafted {d['relpath']} from {d['candidate']['notes']} notes in {len(d['candidate']['scopes'])} scopes; review it, then remove the status/draft tag"

@@ -179,16 +179,11 @@ def probe(scope: Scope) -> Any | None:
 
 
 def print_results(results: list[Any], verb: str) -> None:
-    """The one-line summary per scope that `kg build` and `kg update` print."""
+    """The one-line summary per scope that `kg build` and `kg update` print (`updating.format_run`)."""
+    from .updating import format_run
+
     for r in results:
-        unit = "notes" if r.kind == "vault" else "files"
-        unresolved = "unresolved" if r.kind == "vault" else "unresolved refs"
-        changed = f" · {len(r.extracted)} extracted · {len(r.removed)} removed" if verb == "updated" else ""
-        wrote = "" if r.written or verb == "built" else " · nothing to rewrite"
-        sys.stdout.write(
-            f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} {unresolved} · "
-            f"{len(r.quarantined)} quarantined{f' · {len(r.skipped)} skipped' if r.skipped else ''}{changed}{wrote} · {r.seconds:.2f}s\n"
-        )
+        sys.stdout.write(format_run(r, verb) + "\n")
 
 
 def main(argv: list[str]) -> int | None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .core.config import OUT_DIRNAME, Config, find_repo_upwards, load_config, resolve_vault
+from .core.config import OUT_DIRNAME, Config, load_config, resolve_vault
 from .core.errors import KgError
 
 VAULT = "vault"
@@ -35,15 +36,25 @@ def project_scope(name: str, cfg: Config | None = None, out: Path | None = None)
     return Scope(name, "code", root, (out or root / OUT_DIRNAME).resolve())
 
 
+def project_at(cfg: Config, path: Path) -> tuple[str, Path] | None:
+    """The registered project whose folder holds `path` (real paths; the deepest when they nest).
+
+    The one rule for "this path belongs to that project": the CLI's default scope, the hooks and
+    the MCP server all ask it.
+    """
+    real = os.path.realpath(path)
+    found: tuple[str, Path] | None = None
+    for name, root in sorted(cfg.projects.items()):
+        base = os.path.realpath(root)
+        if (real == base or real.startswith(base.rstrip(os.sep) + os.sep)) and (found is None or len(base) > len(str(found[1]))):
+            found = name, Path(base)
+    return found
+
+
 def detect_project(cfg: Config, start: Path | None = None) -> str | None:
-    """The registered project enclosing `start` (walking up to `.git/`, like git), if any."""
-    repo = find_repo_upwards((start or Path.cwd()).resolve())
-    if repo is None:
-        return None
-    for name, path in sorted(cfg.projects.items()):
-        if path.resolve() == repo:
-            return name
-    return None
+    """The registered project enclosing `start` (default: the current directory), if any."""
+    found = project_at(cfg, start or Path.cwd())
+    return found[0] if found else None
 
 
 def resolve_scopes(

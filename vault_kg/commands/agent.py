@@ -16,12 +16,14 @@ import typer
 
 from vault_kg.core.errors import KgError
 
+from .options import VaultOpt
+
 
 def mcp_command(
-    vault: Optional[Path] = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, the enclosing vault, or the config file)."),
+    vault: Optional[Path] = VaultOpt,
     check: bool = typer.Option(False, "--check", help="List the tools and resources as JSON and exit, without serving."),
 ) -> None:
-    """Serve the graph to an agent over MCP on stdio: query, explain, neighbors, path, god_nodes, affected, check, recall, remember.
+    """Serve the graph and the vault to an agent over MCP on stdio (query, explain, notes, journal, recent, update, lint; docs/mcp.md).
 
     \b
     Example: claude mcp add vault-kg -- kg mcp

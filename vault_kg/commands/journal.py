@@ -6,14 +6,14 @@ level: `kg journal add` must stay fast, and only a recall that searches loads me
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-VaultOption = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, the enclosing vault, or the config).")
+from .options import JsonOpt, VaultOpt, emit, vault_scope_of
+
 
 
 def _vault_and_tz(vault: Optional[Path]) -> tuple[Path, Any]:
@@ -27,25 +27,17 @@ def _vault_and_tz(vault: Optional[Path]) -> tuple[Path, Any]:
 def journal_add(
     text: str = typer.Argument(..., help="What happened (secrets are redacted before it is written)."),
     project: Optional[str] = typer.Option(None, "--project", "-p", help="The project the entry is about."),
-    vault: Optional[Path] = VaultOption,
-    as_json: bool = typer.Option(False, "--json", help="Print the entry as JSON."),
+    vault: Optional[Path] = VaultOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Append a timestamped entry to today's journal note (journal/YYYY-MM-DD.md).
 
     \b
     Example: kg journal add "Fixed the webhook retries (exponential backoff)" --project payments
     """
-    from datetime import datetime
+    from vault_kg.notebook import format_entry, journal_add
 
-    from episodic.journal import append_entry
-
-    root, tz = _vault_and_tz(vault)
-    entry = append_entry(root, text, project=project, now=datetime.now(tz), tz=tz)
-    if as_json:
-        typer.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
-    else:
-        where = f" · {entry.project}" if entry.project else ""
-        typer.echo(f"{entry.file}:{entry.line}  {entry.day.isoformat()} {entry.time}{where}")
+    emit(journal_add(vault_scope_of(vault), text, project), as_json, format_entry)
 
 
 def recall_command(
@@ -53,8 +45,8 @@ def recall_command(
     today: bool = typer.Option(False, "--today", help="Print today's entries (no search)."),
     yesterday: bool = typer.Option(False, "--yesterday", help="Print yesterday's entries (no search)."),
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=200, help="At most this many entries."),
-    vault: Optional[Path] = VaultOption,
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    vault: Optional[Path] = VaultOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Recall journal entries: what was done when, searched within the days the question names.
 
@@ -78,10 +70,7 @@ def recall_command(
         result = rc.recall(root, question, tz=tz, limit=limit)
     if result.sync is not None and result.sync.rebuilt:
         print(f"journal index rebuilt from the markdown: {result.sync.rebuilt}", file=sys.stderr)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
-        return
-    typer.echo(rc.format_result(result))
+    emit(result.to_dict(), as_json, lambda _: rc.format_result(result))
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -13,11 +12,10 @@ import typer
 from vault_kg.core.config import load_config
 from vault_kg.core.errors import KgError
 
+from .options import JsonOpt, OutOpt, VaultOpt, emit
+
 llm_app = typer.Typer(help="The local-model pass: a background worker asks Ollama about pending notes.\n\nExample: kg llm status", no_args_is_help=True)
 
-VaultOpt = typer.Option(None, "--vault", help="The vault folder (default: KG_VAULT, the enclosing vault, or the config file).")
-OutOpt = typer.Option(None, "--out", help="Artifact folder (default: <vault>/kg-out).")
-JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 
 
 def _scope(vault: Optional[Path], out: Optional[Path] = None) -> Any:
@@ -97,12 +95,8 @@ def wait_for_worker(scope: Any, cfg: Any, outcome: str, show: bool = True) -> di
 def finish_wait(info: dict[str, Any], as_json: bool, out: Path, echo: bool = True) -> None:
     """The last line of a wait: what is done, and the one thing to do when notes remain pending
     (said here, so the next update does not say it again)."""
-    if not echo:
-        pass
-    elif as_json:
-        sys.stdout.write(json.dumps(info, indent=2) + "\n")
-    else:
-        sys.stdout.write(f"model pass: {info['done']} notes done · {info['pending']} pending · {info['calls']} calls\n")
+    if echo:
+        emit(info, as_json, lambda d: f"model pass: {d['done']} notes done · {d['pending']} pending · {d['calls']} calls")
     if info["pending"] and info["last_error"]:
         from vault_kg import llm_worker
 
@@ -110,123 +104,116 @@ def finish_wait(info: dict[str, Any], as_json: bool, out: Path, echo: bool = Tru
         raise KgError(f"model pass stopped with {info['pending']} note(s) pending: {info['last_error']}")
 
 
+def llm_status(vault: Optional[Path] = VaultOpt, out: Optional[Path] = OutOpt, as_json: bool = JsonOpt) -> None:
+    """Notes done, pending and failed (waiting to retry), the worker, its rate and ETA, the last error.
+
+    Example: kg llm status --json
+    """
+    from vault_kg import llm_worker
+
+    info = llm_worker.status(_scope(vault, out), load_config())
+    emit(info, as_json, format_status)
+
+def llm_run(
+    vault: Optional[Path] = VaultOpt,
+    out: Optional[Path] = OutOpt,
+    wait: bool = typer.Option(False, "--wait", help="Stay until the worker is done, with a progress bar."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Start the background worker now (clears a stop and every back-off); it exits when nothing is pending.
+
+    Example: kg llm run --wait
+    """
+    from vault_kg import llm_worker
+
+    cfg = load_config()
+    if not cfg.ollama_enabled:
+        raise KgError("the model pass is off ([ollama] enabled = false or KG_OLLAMA=off); turn it on first")
+    scope = _scope(vault, out)
+    if llm_worker.counts(scope.out) is None:
+        raise KgError(f"{scope.root}: not built yet; run `kg build` first")
+    outcome = llm_worker.wake(scope.root, scope.out, force=True)
+    if wait:
+        finish_wait(wait_for_worker(scope, cfg, outcome), as_json, scope.out)
+        return
+    info = {"worker": outcome, "pid": llm_worker.running(scope.out)}
+    emit(info, as_json, lambda d: f"model worker: {d['worker']}; follow it with `kg llm status`")
+
+def llm_stop(vault: Optional[Path] = VaultOpt, out: Optional[Path] = OutOpt, as_json: bool = JsonOpt) -> None:
+    """Stop the worker (it merges what it finished) and keep it stopped until `kg llm run`.
+
+    Example: kg llm stop
+    """
+    from vault_kg import llm_worker
+
+    info = llm_worker.stop(_scope(vault, out).out)
+    emit(info, as_json, lambda d: f"stopped the model worker (pid {d['pid']})" if d["pid"] else "no model worker was running; it stays stopped until `kg llm run`")
+
+def llm_check(
+    host: str = typer.Option(None, help="Ollama URL (default: config / OLLAMA_HOST)."),
+    model: str = typer.Option(None, help="Model name (default: config / KG_MODEL)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Check that Ollama answers and has the model (never pulls it).
+
+    \b
+    Example: kg llm check --model qwen2.5:7b-instruct
+    """
+    from extract.llm import OllamaExtractor
+
+    cfg = load_config()
+    extractor = OllamaExtractor(host or cfg.ollama_host, model or cfg.ollama_model, timeout=30.0)
+    problem = extractor.preflight()
+    if problem:
+        raise KgError(problem)
+    info = {
+        "host": extractor.host,
+        "model": extractor.model,
+        "digest": extractor.digest,
+        "context_length": extractor.context_length,
+        "num_ctx": extractor.num_ctx,
+    }
+    emit(info, as_json, lambda d: f"ready: {d['model']} at {d['host']} (digest {str(d['digest'])[:12]}, context {d['context_length']})")
+
+def llm_extract(
+    note: Path = typer.Argument(..., help="A markdown note."),
+    host: str = typer.Option(None, help="Ollama URL (default: config / OLLAMA_HOST)."),
+    model: str = typer.Option(None, help="Model name (default: config / KG_MODEL)."),
+    timeout: float = typer.Option(600.0, help="Seconds to wait for one model call."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Run the model on one note, uncached, and show verified entities and relations.
+
+    \b
+    Example: kg llm extract "clients/Acme Corp.md" --model qwen2.5:7b-instruct
+    """
+    try:
+        text = note.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KgError(f"{note}: cannot read as UTF-8 text ({exc.__class__.__name__}); check the path") from exc
+    from extract.llm import OllamaExtractor
+
+    cfg = load_config()
+    extractor = OllamaExtractor(host or cfg.ollama_host, model or cfg.ollama_model, timeout=timeout, num_ctx=cfg.ollama_num_ctx)
+    result = extractor.extract_note(note.as_posix(), text)
+    if result.status != "ok":
+        raise KgError(result.message)
+    emit(result.to_dict(), as_json, lambda _: format_extraction(result))
+
+
+def format_extraction(result: Any) -> str:
+    """One line per verified entity and relation, then the call count and speed."""
+    lines = [f"entity  {entity['name']} ({entity['type']}) line {entity['line']} {entity['confidence']}" for entity in result.entities]
+    lines += [
+        f"{rel['confidence']:<9} {rel['score']:.1f}  {rel['source']} -{rel['relation']}-> {rel['target']}  line {rel['line']}  ({rel['check']})"
+        for rel in result.relations
+    ]
+    return "\n".join([*lines, f"{result.calls} model calls, {result.eval_tokens_per_s or 0:.1f} tok/s"])
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(llm_app, name="llm")
-
-    @llm_app.command("status")
-    def status(vault: Optional[Path] = VaultOpt, out: Optional[Path] = OutOpt, as_json: bool = JsonOpt) -> None:
-        """Notes done, pending and failed (waiting to retry), the worker, its rate and ETA, the last error.
-
-        Example: kg llm status --json
-        """
-        from vault_kg import llm_worker
-
-        info = llm_worker.status(_scope(vault, out), load_config())
-        sys.stdout.write((json.dumps(info, indent=2) if as_json else format_status(info)) + "\n")
-
-    @llm_app.command("run")
-    def run(
-        vault: Optional[Path] = VaultOpt,
-        out: Optional[Path] = OutOpt,
-        wait: bool = typer.Option(False, "--wait", help="Stay until the worker is done, with a progress bar."),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        """Start the background worker now (clears a stop and every back-off); it exits when nothing is pending.
-
-        Example: kg llm run --wait
-        """
-        from vault_kg import llm_worker
-
-        cfg = load_config()
-        if not cfg.ollama_enabled:
-            raise KgError("the model pass is off ([ollama] enabled = false or KG_OLLAMA=off); turn it on first")
-        scope = _scope(vault, out)
-        if llm_worker.counts(scope.out) is None:
-            raise KgError(f"{scope.root}: not built yet; run `kg build` first")
-        outcome = llm_worker.wake(scope.root, scope.out, force=True)
-        if wait:
-            finish_wait(wait_for_worker(scope, cfg, outcome), as_json, scope.out)
-            return
-        info = {"worker": outcome, "pid": llm_worker.running(scope.out)}
-        sys.stdout.write((json.dumps(info) if as_json else f"model worker: {outcome}; follow it with `kg llm status`") + "\n")
-
-    @llm_app.command("stop")
-    def stop(vault: Optional[Path] = VaultOpt, out: Optional[Path] = OutOpt, as_json: bool = JsonOpt) -> None:
-        """Stop the worker (it merges what it finished) and keep it stopped until `kg llm run`.
-
-        Example: kg llm stop
-        """
-        from vault_kg import llm_worker
-
-        info = llm_worker.stop(_scope(vault, out).out)
-        text = f"stopped the model worker (pid {info['pid']})" if info["pid"] else "no model worker was running; it stays stopped until `kg llm run`"
-        sys.stdout.write((json.dumps(info) if as_json else text) + "\n")
-
-    @llm_app.command("check")
-    def llm_check(
-        host: str = typer.Option(None, help="Ollama URL (default: config / OLLAMA_HOST)."),
-        model: str = typer.Option(None, help="Model name (default: config / KG_MODEL)."),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        """Check that Ollama answers and has the model (never pulls it).
-
-        \b
-        Example: kg llm check --model qwen2.5:7b-instruct
-        """
-        from extract.llm import OllamaExtractor
-
-        cfg = load_config()
-        extractor = OllamaExtractor(host or cfg.ollama_host, model or cfg.ollama_model, timeout=30.0)
-        problem = extractor.preflight()
-        if problem:
-            raise KgError(problem)
-        info = {
-            "host": extractor.host,
-            "model": extractor.model,
-            "digest": extractor.digest,
-            "context_length": extractor.context_length,
-            "num_ctx": extractor.num_ctx,
-        }
-        if as_json:
-            typer.echo(json.dumps(info))
-        else:
-            typer.echo(f"ready: {extractor.model} at {extractor.host} (digest {str(extractor.digest)[:12]}, context {extractor.context_length})")
-
-    @llm_app.command("extract")
-    def llm_extract(
-        note: Path = typer.Argument(..., help="A markdown note."),
-        host: str = typer.Option(None, help="Ollama URL (default: config / OLLAMA_HOST)."),
-        model: str = typer.Option(None, help="Model name (default: config / KG_MODEL)."),
-        timeout: float = typer.Option(600.0, help="Seconds to wait for one model call."),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        """Run the model on one note, uncached, and show verified entities and relations.
-
-        \b
-        Example: kg llm extract "clients/Acme Corp.md" --model qwen2.5:7b-instruct
-        """
-        try:
-            text = note.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise KgError(f"{note}: cannot read as UTF-8 text ({exc.__class__.__name__}); check the path") from exc
-        from extract.llm import OllamaExtractor
-
-        cfg = load_config()
-        extractor = OllamaExtractor(host or cfg.ollama_host, model or cfg.ollama_model, timeout=timeout, num_ctx=cfg.ollama_num_ctx)
-        result = extractor.extract_note(note.as_posix(), text)
-        if result.status != "ok":
-            raise KgError(result.message)
-        if as_json:
-            typer.echo(json.dumps(result.to_dict()))
-            return
-        for entity in result.entities:
-            typer.echo(f"entity  {entity['name']} ({entity['type']}) line {entity['line']} {entity['confidence']}")
-        for rel in result.relations:
-            typer.echo(
-                f"{rel['confidence']:<9} {rel['score']:.1f}  {rel['source']} -{rel['relation']}-> {rel['target']}"
-                f"  line {rel['line']}  ({rel['check']})"
-            )
-        typer.echo(f"{result.calls} model calls, {result.eval_tokens_per_s or 0:.1f} tok/s")
-
+    for name, command in (("status", llm_status), ("run", llm_run), ("stop", llm_stop), ("check", llm_check), ("extract", llm_extract)):
+        llm_app.command(name)(command)
     app.command("llm-check", hidden=True, help="Same as `kg llm check`.\n\nExample: kg llm-check --model qwen2.5:7b-instruct")(llm_check)
     app.command("llm-extract", hidden=True, help="Same as `kg llm extract`.\n\nExample: kg llm-extract \"clients/Acme Corp.md\" --model qwen2.5:7b-instruct")(llm_extract)

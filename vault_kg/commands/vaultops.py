@@ -7,33 +7,20 @@ vault_kg.consolidate; every write into the vault goes through vault_kg.vault_wri
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Optional
 
 import typer
 
-VaultOption = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, the enclosing vault, or the config).")
-JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
-
-
-def _emit(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
-    sys.stdout.write((json.dumps(data, indent=2, ensure_ascii=False, default=str) if as_json else text(data)) + "\n")
-
-
-def _vault(vault: Optional[Path]) -> Path:
-    from vault_kg.core.config import resolve_vault
-
-    return resolve_vault(vault)
-
+from .options import JsonOpt, VaultOpt, emit, vault_root
 
 def sync_command(
     status: bool = typer.Option(False, "--status", help="Show ahead/behind and uncommitted notes; change nothing."),
     init: bool = typer.Option(False, "--init", help="Set the vault up for syncing (git init if needed, ignore kg-out/, journal merge driver)."),
     no_fetch: bool = typer.Option(False, "--no-fetch", help="With --status: do not contact the remote."),
     no_update: bool = typer.Option(False, "--no-update", help="Do not update this machine's graph after pulling."),
-    vault: Optional[Path] = VaultOption,
-    as_json: bool = JsonOption,
+    vault: Optional[Path] = VaultOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Sync the vault through git: commit notes changed here, pull --rebase, push, update the graph.
 
@@ -47,24 +34,24 @@ def sync_command(
     """
     from vault_kg import sync as s
 
-    root = _vault(vault)
+    root = vault_root(vault)
     if status:
-        _emit(s.status(root, fetch=not no_fetch).as_dict(), as_json, s.format_status)
+        emit(s.status(root, fetch=not no_fetch).as_dict(), as_json, s.format_status)
         return
     if init:
         repo, notices = s.setup(root, init=True)
         if not repo.git("remote").stdout.split():
             ready = {"vault": str(root), "notices": notices + [f"{root} is ready to sync; add a remote (git remote add origin URL), then kg sync"]}
-            _emit(ready, as_json, lambda d: "\n".join(d["notices"]))
+            emit(ready, as_json, lambda d: "\n".join(d["notices"]))
             return
     try:
         report = s.sync(root, update_graph=not no_update)
     except s.SyncConflict as conflict:
         if not as_json:
             raise
-        _emit({**conflict.report.as_dict(), "error": str(conflict), "exit_code": conflict.exit_code}, True, str)
+        emit({**conflict.report.as_dict(), "error": str(conflict), "exit_code": conflict.exit_code}, True, str)
         raise typer.Exit(conflict.exit_code)
-    _emit(report.as_dict(), as_json, s.format_report)
+    emit(report.as_dict(), as_json, s.format_report)
 
 
 def merge_journal_command(
@@ -98,8 +85,8 @@ def promote_command(
     suggest: bool = typer.Option(False, "--suggest", help="List what recurs across client/project scopes, with evidence."),
     min_scopes: int = typer.Option(3, "--min", help="How many different client/project scopes make something recurring."),
     path: Optional[str] = typer.Option(None, "--path", help="Vault-relative path for the draft (default: global/<Label>.md)."),
-    vault: Optional[Path] = VaultOption,
-    as_json: bool = JsonOption,
+    vault: Optional[Path] = VaultOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Propose and draft `scope/global` notes for knowledge that recurs across clients and projects.
 
@@ -117,10 +104,10 @@ def promote_command(
     if suggest or entity is None:
         if entity is not None:
             raise KgError("give either --suggest or an ENTITY to promote, not both")
-        _emit([c.as_dict() for c in p.suggest(scope, min_scopes)], as_json, p.format_suggestions)
+        emit([c.as_dict() for c in p.suggest(scope, min_scopes)], as_json, p.format_suggestions)
         return
     result = p.promote(scope, entity, min_scopes, path)
-    _emit(result, as_json, lambda d: f"drafted {d['relpath']} from {d['candidate']['notes']} notes in {len(d['candidate']['scopes'])} scopes; review it, then remove the status/draft tag")
+    emit(result, as_json, p.format_promoted)
 
 
 def consolidate_command(
@@ -130,8 +117,8 @@ def consolidate_command(
     similarity: float = typer.Option(0.6, "--similarity", help="Body shingle Jaccard from which two notes count as near-duplicates."),
     max_lines: int = typer.Option(400, "--max-lines", help="Notes longer than this are proposed for splitting."),
     no_commit: bool = typer.Option(False, "--no-commit", help="With --apply: do not make the git commit."),
-    vault: Optional[Path] = VaultOption,
-    as_json: bool = JsonOption,
+    vault: Optional[Path] = VaultOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Plan vault tidying (merges, frontmatter fixes, orphans, dangling links, splits), then apply it.
 
@@ -142,12 +129,12 @@ def consolidate_command(
     from vault_kg.core.errors import KgError
     from vault_kg.core.store import atomic_write
 
-    root = _vault(vault)
+    root = vault_root(vault)
     if plan == (apply is not None):
         raise KgError("give exactly one of --plan or --apply PLAN (example: kg consolidate --plan --output plan.md)")
     if apply is not None:
         result = c.apply(root, apply, commit=not no_commit)
-        _emit(result, as_json, lambda d: f"applied {len(d['applied'])} action(s) to {len(d['files'])} note(s)" + (f"; commit {d['commit'][:10]} (undo: git revert {d['commit'][:10]})" if d["commit"] else ""))
+        emit(result, as_json, c.format_applied)
         return
     data = c.plan(root, similarity=similarity, max_lines=max_lines)
     if output is not None:
@@ -158,9 +145,9 @@ def consolidate_command(
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if is_json else c.render_markdown(data)
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, text.encode("utf-8"))
-        _emit(data, as_json, lambda d: c.format_plan_summary(d, output))
+        emit(data, as_json, lambda d: c.format_plan_summary(d, output))
         return
-    _emit(data, as_json, c.render_markdown)
+    emit(data, as_json, c.render_markdown)
 
 
 def register(app: typer.Typer) -> None:

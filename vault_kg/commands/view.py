@@ -5,7 +5,6 @@ Both read the scope's `kg-out/graph.json` (written by `kg build`/`kg update`); n
 
 from __future__ import annotations
 
-import json
 import sys
 import webbrowser
 from pathlib import Path
@@ -15,9 +14,9 @@ import typer
 
 from vault_kg.core.errors import KgError
 
+from .options import JsonOpt, VaultOpt, emit
+
 ScopeOption = typer.Option(None, "--scope", "-s", help="`vault` or a registered project (default: the enclosing project, else the vault).")
-VaultOption = typer.Option(None, "--vault", help="The vault (default: KG_VAULT, the enclosing vault, or the config).")
-JsonOption = typer.Option(False, "--json", help="Print a JSON summary on stdout.")
 
 
 def graph_json_path(scope: Optional[str], vault: Optional[Path]) -> Path:
@@ -44,9 +43,9 @@ def load_graph(path: Path) -> dict[str, Any]:
 
 def html_command(
     scope: Optional[str] = ScopeOption,
-    vault: Optional[Path] = VaultOption,
+    vault: Optional[Path] = VaultOpt,
     open_page: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
-    as_json: bool = JsonOption,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Regenerate the scope's interactive, offline graph page (kg-out/graph.html) from graph.json.
 
@@ -66,11 +65,7 @@ def html_command(
         raise KgError(f"{target}: cannot write ({exc.strerror}); check permissions") from exc
     summary = {"path": str(target), "bytes": len(page), "changed": changed,
                "nodes": len(data["nodes"]), "edges": len(data.get("edges") or [])}
-    if as_json:
-        sys.stdout.write(json.dumps(summary) + "\n")
-    else:
-        sys.stdout.write(f"{target}  ({summary['nodes']} nodes, {len(page) / 1e6:.1f} MB"
-                         f"{'' if changed else ', unchanged'})\n")
+    emit(summary, as_json, lambda d: f"{target}  ({d['nodes']} nodes, {d['bytes'] / 1e6:.1f} MB{'' if d['changed'] else ', unchanged'})")
     if open_page:
         webbrowser.open(target.resolve().as_uri())
 
@@ -79,8 +74,8 @@ def export_command(
     fmt: str = typer.Option(..., "--format", "-f", help="graphml | gexf | cypher | obsidian-canvas | mermaid"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
     scope: Optional[str] = ScopeOption,
-    vault: Optional[Path] = VaultOption,
-    as_json: bool = JsonOption,
+    vault: Optional[Path] = VaultOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Export the scope's graph for Gephi (graphml, gexf), Neo4j (cypher), Obsidian (obsidian-canvas) or Mermaid.
 
@@ -104,11 +99,9 @@ def export_command(
             atomic_write(output, text.encode("utf-8"))
         except OSError as exc:
             raise KgError(f"{output}: cannot write ({exc.strerror}); check permissions") from exc
-        sys.stdout.write(json.dumps(summary) + "\n" if as_json
-                         else f"{output}  ({fmt}, {summary['nodes']} nodes, {summary['edges']} edges)\n")
+        emit(summary, as_json, lambda d: f"{output}  ({fmt}, {d['nodes']} nodes, {d['edges']} edges)")
     elif as_json:
-        summary["content"] = text
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        emit({**summary, "content": text}, True, str)
     else:
         sys.stdout.write(text)
 

@@ -204,25 +204,37 @@ def inside(path: str | Path, root: Path) -> str | None:
     return rel
 
 
-def resolve_vault(explicit: Path | None = None, cfg: Config | None = None) -> Path:
-    """The vault to work on: `--vault`, `KG_VAULT`, the enclosing vault, then the config file."""
-    cfg = cfg or load_config()
-    candidate: Path | None = None
-    how = ""
+def _vault_candidate(explicit: Path | None, cfg: Config, start: Path | None) -> tuple[Path | None, str]:
+    """The vault asked for and where the ask came from: `--vault`, `KG_VAULT`, the enclosing vault, the config."""
     if explicit is not None:
-        candidate, how = explicit.expanduser(), "--vault"
-    elif os.environ.get("KG_VAULT"):
-        candidate, how = Path(os.environ["KG_VAULT"]).expanduser(), "KG_VAULT"
-    else:
-        here = find_vault_upwards(Path.cwd())
-        if here is not None:
-            candidate, how = here, "the current directory"
-        elif cfg.vault is not None:
-            candidate, how = cfg.vault, str(cfg.path)
+        return explicit.expanduser(), "--vault"
+    if os.environ.get("KG_VAULT"):
+        return Path(os.environ["KG_VAULT"]).expanduser(), "KG_VAULT"
+    try:
+        here = find_vault_upwards(start if start is not None else Path.cwd())
+    except OSError:
+        here = None
+    if here is not None:
+        return here, "the current directory"
+    return cfg.vault, str(cfg.path)
+
+
+def resolve_vault(explicit: Path | None = None, cfg: Config | None = None, start: Path | None = None) -> Path:
+    """The vault to work on: `--vault`, `KG_VAULT`, the vault enclosing `start` (default: the current
+    directory), then the config file. Raises a one-line KgError when there is none."""
+    candidate, how = _vault_candidate(explicit, cfg or load_config(), start)
     if candidate is None:
         raise KgError(
             "no vault configured: pass --vault PATH, set KG_VAULT, or run `kg init --vault PATH`"
         )
     if not candidate.is_dir():
         raise KgError(f"{candidate}: vault folder does not exist (from {how}); check the path")
+    return candidate.resolve()
+
+
+def find_vault(explicit: Path | None = None, cfg: Config | None = None, start: Path | None = None) -> Path | None:
+    """`resolve_vault` that never raises (for hooks and status readers): None when there is no vault."""
+    candidate, _ = _vault_candidate(explicit, cfg or load_config(), start)
+    if candidate is None or not candidate.is_dir():
+        return None
     return candidate.resolve()
