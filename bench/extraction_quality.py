@@ -241,19 +241,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write all predictions and scores here")
     parser.add_argument("--rescore", type=Path, help="re-score a --json file's stored answers (no model)")
     parser.add_argument("--notes", type=lambda v: [n.strip() for n in v.split(",") if n.strip()],
-                        help="with --rescore: only these notes, comma-separated (e.g. the notes two runs both finished)")
+                        help="only these notes, comma-separated file names (live run or --rescore), e.g. the notes two runs both finished")
     args = parser.parse_args(argv)
     if args.rescore:
         return _rescore_main(args)
     if not args.model:
         parser.error("--model is required unless --rescore is given")
-    if args.notes:
-        parser.error("--notes only applies with --rescore")
     return _live_main(args)
 
 
 def _live_main(args: argparse.Namespace) -> int:
-    notes = [(folder, note) for folder in (args.gold or list(GOLD_SETS)) for note in load_gold(folder)[: args.limit or None]]
+    notes = [(folder, note) for folder in (args.gold or list(GOLD_SETS)) for note in load_gold(folder)[: args.limit or None]
+             if args.notes is None or note[0] in args.notes]
+    if args.notes is not None and len(notes) != len(args.notes):
+        found = {note[0] for _, note in notes}
+        parser_error = ", ".join(n for n in args.notes if n not in found)
+        print(f"--notes: no gold note named {parser_error} in {', '.join(str(f) for f in (args.gold or GOLD_SETS))}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as cache_dir:
         extractor = OllamaExtractor(args.host, args.model, timeout=args.timeout, cache_dir=cache_dir, keep_alive=0)
         problem = extractor.preflight()
@@ -264,7 +268,7 @@ def _live_main(args: argparse.Namespace) -> int:
         size = (shown.details.parameter_size if shown.details else "") or "?"
         per_note = []
         started = time.perf_counter()
-        vaults = {folder: vault_names([n for f, n in notes if f == folder]) for folder in {f for f, _ in notes}}
+        vaults = {folder: vault_names(load_gold(folder)) for folder in {f for f, _ in notes}}  # the whole set is the vault
         for folder, (relpath, text, _gold) in notes:
             t0 = time.perf_counter()
             result = extractor.extract_note(relpath, text, alias_map=vaults[folder][1])
