@@ -191,4 +191,6 @@ def test_model_path_keeps_stated_and_fitted_relations(tmp_path: Path, monkeypatc
     }
     assert llm[("entity:platform-team", "owns", note)]["check"] == "stated by the note's property owner"
     assert llm[(note, "depends_on", "entity:postgres")]["confidence"] == m.EXTRACTED
-    assert llm[(note, "uses", "entity:stripe-api")]["confidence"] == m.INFERRED, "works_on fitted to uses, the subject is 'It'"
+    stripe = llm[(note, "uses", "entity:stripe-api")]
+    assert (stripe["confidence"], stripe["fitted"]) == (m.INFERRED, "works_on"), "works_on fitted to uses; the subject is 'It'"
+    assert "fitted" not in llm[(note, "depends_on", "entity:postgres")]
