@@ -228,7 +228,8 @@ def _rescore_main(args: argparse.Namespace) -> int:
     written = doc.get("written") or "not recorded (file modified " + datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC)")
     state = (f"RE-SCORE of stored answers in {path.name}: model {doc.get('model')} ({doc.get('parameter_size', '?')} parameters, "
              f"digest {str(doc.get('digest'))[:19]}), run written {written}; no model called, today's scoring and verification")
-    with record("extraction_quality", model_state=state):
+    page = "extraction_quality_rescore_" + path.stem.removeprefix("extraction_quality_") + ("_" + "-".join(g.name for g in args.gold) if args.gold else "")
+    with record(page, model_state=state):  # one page per stored file (and gold subset) re-scored
         print(state)
         print(f"file: {path}; {doc.get('notes_done', len(doc.get('notes', [])))} notes stored"
               + (f"; restricted to {len(args.notes)} notes (--notes)" if args.notes else ""))
