@@ -194,3 +194,33 @@ def test_model_path_keeps_stated_and_fitted_relations(tmp_path: Path, monkeypatc
     stripe = llm[(note, "uses", "entity:stripe-api")]
     assert (stripe["confidence"], stripe["fitted"]) == (m.INFERRED, "works_on"), "works_on fitted to uses; the subject is 'It'"
     assert "fitted" not in llm[(note, "depends_on", "entity:postgres")]
+
+
+def test_a_new_verifier_reverifies_stored_answers_without_a_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier's version is part of the pass's mode, not of the answers' keys: after an
+    upgrade the next build verifies every stored answer again, and asks the model nothing."""
+    import json
+
+    from extract import verify
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "payments-api.md").write_text(STATED_NOTE)
+    monkeypatch.setenv("KG_OLLAMA", "on")
+    monkeypatch.setenv("KG_HTML", "off")
+    with FakeOllama() as fake:
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        run(vault_scope(vault))
+        scope = vault_scope(vault)
+        llm_worker.Worker(scope.root, scope.out, load_config()).drain()
+        requests = len(fake.log)
+        before = json.loads((vault / "kg-out" / "graph.json").read_text())
+        assert run(vault_scope(vault)).extra.get("rederived_owners") != "all", "same verifier: nothing to redo"
+        monkeypatch.setattr(verify, "VERIFIER_VERSION", verify.VERIFIER_VERSION + 1)
+        result = run(vault_scope(vault))
+        assert len(fake.log) == requests, "no request to the model"
+    after = json.loads((vault / "kg-out" / "graph.json").read_text())
+    assert result.extra["rederived_owners"] == "all"
+    assert after["graph"]["counts"]["pending"] == 0
+    assert [e for e in after["edges"] if e.get("via") == "llm"] == [e for e in before["edges"] if e.get("via") == "llm"], \
+        "the same stored answers, verified again, give the same edges"
