@@ -3,6 +3,7 @@ structure states (no model), and verification that keeps subject relations the t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -164,9 +165,9 @@ It works with the Stripe API for card data.
 """
 
 
-def test_model_path_keeps_stated_and_fitted_relations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Through the worker, the real client and the fake server: the model's wrong direction and
-    verbs are replaced by what the note states, and its subject relation is fitted."""
+@pytest.fixture
+def answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A vault of STATED_NOTE, built and drained by the worker against the fake server (left running)."""
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "payments-api.md").write_text(STATED_NOTE)
@@ -177,10 +178,19 @@ def test_model_path_keeps_stated_and_fitted_relations(tmp_path: Path, monkeypatc
         run(vault_scope(vault))
         scope = vault_scope(vault)
         assert llm_worker.Worker(scope.root, scope.out, load_config()).drain() == "nothing pending"
-        assert fake.chat_calls == 1, "the stated relations cost no call"
-    import json
+        yield vault, fake
 
-    edges = json.loads((vault / "kg-out" / "graph.json").read_text())["edges"]
+
+def _graph(vault: Path) -> dict:
+    return json.loads((vault / "kg-out" / "graph.json").read_text())
+
+
+def test_model_path_keeps_stated_and_fitted_relations(answered) -> None:
+    """Through the worker, the real client and the fake server: the model's wrong direction and
+    verbs are replaced by what the note states, and its subject relation is fitted."""
+    vault, fake = answered
+    assert fake.chat_calls == 1, "the stated relations cost no call"
+    edges = _graph(vault)["edges"]
     llm = {(e["source"], e["relation"], e["target"]): e for e in edges if e.get("via") == "llm" and e["relation"] != m.MENTIONS}
     note = "note:payments-api.md"
     assert set(llm) == {
@@ -196,30 +206,19 @@ def test_model_path_keeps_stated_and_fitted_relations(tmp_path: Path, monkeypatc
     assert "fitted" not in llm[(note, "depends_on", "entity:postgres")]
 
 
-def test_a_new_verifier_reverifies_stored_answers_without_a_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_verifier_reverifies_stored_answers_without_a_call(answered, monkeypatch: pytest.MonkeyPatch) -> None:
     """The verifier's version is part of the pass's mode, not of the answers' keys: after an
     upgrade the next build verifies every stored answer again, and asks the model nothing."""
-    import json
-
     from extract import verify
 
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "payments-api.md").write_text(STATED_NOTE)
-    monkeypatch.setenv("KG_OLLAMA", "on")
-    monkeypatch.setenv("KG_HTML", "off")
-    with FakeOllama() as fake:
-        monkeypatch.setenv("OLLAMA_HOST", fake.url)
-        run(vault_scope(vault))
-        scope = vault_scope(vault)
-        llm_worker.Worker(scope.root, scope.out, load_config()).drain()
-        requests = len(fake.log)
-        before = json.loads((vault / "kg-out" / "graph.json").read_text())
-        assert run(vault_scope(vault)).extra.get("rederived_owners") != "all", "same verifier: nothing to redo"
-        monkeypatch.setattr(verify, "VERIFIER_VERSION", verify.VERIFIER_VERSION + 1)
-        result = run(vault_scope(vault))
-        assert len(fake.log) == requests, "no request to the model"
-    after = json.loads((vault / "kg-out" / "graph.json").read_text())
+    vault, fake = answered
+    requests = len(fake.log)
+    before = _graph(vault)
+    assert run(vault_scope(vault)).extra.get("rederived_owners") != "all", "same verifier: nothing to redo"
+    monkeypatch.setattr(verify, "VERIFIER_VERSION", verify.VERIFIER_VERSION + 1)
+    result = run(vault_scope(vault))
+    assert len(fake.log) == requests, "no request to the model"
+    after = _graph(vault)
     assert result.extra["rederived_owners"] == "all"
     assert after["graph"]["counts"]["pending"] == 0
     assert [e for e in after["edges"] if e.get("via") == "llm"] == [e for e in before["edges"] if e.get("via") == "llm"], \
