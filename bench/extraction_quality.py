@@ -44,11 +44,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 GOLD_SETS = (ROOT / "tests" / "gold", ROOT / "tests" / "gold_independent")
 STORED = "verified as stored (run-time verifier)"
-ROWS = ("deterministic baseline", "model raw (validated)", "model verified (EXTRACTED+INFERRED)", "model EXTRACTED only")
+ROWS = ("deterministic baseline", "stated by structure (no model)", "model raw (validated)", "model verified (EXTRACTED+INFERRED)", "model EXTRACTED only")
 
 from extract.entities import find_mention, surface_forms  # noqa: E402
-from extract.llm import OllamaExtractor, note_identity, prose_lines, verify_note  # noqa: E402
+from extract.llm import OllamaExtractor, note_identity, note_subject, prose_lines, verify_note  # noqa: E402
 from extract.notes import extract_note  # noqa: E402
+from extract.stated_relations import stated_relations  # noqa: E402
 from extract.scoring import METRICS, PRF, score  # noqa: E402
 from vault_kg.core.model import AMBIGUOUS, EXTRACTED  # noqa: E402
 
@@ -99,6 +100,15 @@ def baseline(text: str, known: list[str], aliases: dict[str, list[str]]) -> dict
     return {"entities": [{"name": n, "type": "concept"} for n in found], "relations": relations}
 
 
+def stated_view(relpath: str, text: str) -> dict[str, Any]:
+    """What the note's lists, tables and properties state, without a model (entities: their ends)."""
+    title, own = note_identity(relpath, text)
+    subject_type, props = note_subject(relpath, text, title, own)
+    relations = stated_relations(prose_lines(text)[0], title, props, subject_type)
+    ends = {r[end]: None for r in relations for end in ("source", "target")}
+    return {"entities": [{"name": n, "type": "concept"} for n in ends], "relations": relations}
+
+
 def _only(result_items: list[dict[str, Any]], allowed: set[str]) -> list[dict[str, Any]]:
     return [item for item in result_items if item.get("confidence") in allowed]
 
@@ -124,13 +134,14 @@ def score_set(folder: Path, answers: dict[str, dict[str, Any]]) -> dict[str, Any
         if rec is None:
             continue
         raw = rec.get("raw") or {"entities": [], "relations": []}
-        if rec.get("status", "ok") == "ok" and (raw["entities"] or raw["relations"]):
+        if rec.get("status", "ok") == "ok":
             title, own = note_identity(relpath, text)
-            entities, relations = verify_note(raw, prose_lines(text)[0], title, own, aliases)
+            entities, relations = verify_note(raw, prose_lines(text)[0], title, own, aliases, note_subject(relpath, text, title, own))
         else:
             entities, relations = [], []
         kept, strict = verified_views(entities, relations)
-        predicted = {"deterministic baseline": baseline(text, known, aliases), "model raw (validated)": raw,
+        predicted = {"deterministic baseline": baseline(text, known, aliases), "stated by structure (no model)": stated_view(relpath, text),
+                     "model raw (validated)": raw,
                      "model verified (EXTRACTED+INFERRED)": kept, "model EXTRACTED only": strict}
         for name in ROWS:
             runs[name].append((gold, predicted[name]))
@@ -217,7 +228,8 @@ def _rescore_main(args: argparse.Namespace) -> int:
     written = doc.get("written") or "not recorded (file modified " + datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC)")
     state = (f"RE-SCORE of stored answers in {path.name}: model {doc.get('model')} ({doc.get('parameter_size', '?')} parameters, "
              f"digest {str(doc.get('digest'))[:19]}), run written {written}; no model called, today's scoring and verification")
-    with record("extraction_quality", model_state=state):
+    page = "extraction_quality_rescore_" + path.stem.removeprefix("extraction_quality_") + ("_" + "-".join(g.name for g in args.gold) if args.gold else "")
+    with record(page, model_state=state):  # one page per stored file (and gold subset) re-scored
         print(state)
         print(f"file: {path}; {doc.get('notes_done', len(doc.get('notes', [])))} notes stored"
               + (f"; restricted to {len(args.notes)} notes (--notes)" if args.notes else ""))
@@ -227,6 +239,18 @@ def _rescore_main(args: argparse.Namespace) -> int:
             print(f"\n== gold set {folder.name}: no stored answer for any of its {len(load_gold(folder))} notes (not scored) ==")
         if stray:
             print(f"\nanswers matching no gold note in these sets (not scored): {', '.join(stray)}")
+    return 0
+
+
+def _no_model_main(args: argparse.Namespace) -> int:
+    with record("extraction_quality_no_model", model_state="no model called (deterministic rows only)"):
+        print("NO MODEL: the deterministic baseline and the relations the notes' structure states, on every gold note "
+              "(the model rows score an empty answer plus the stated relations)")
+        for folder in args.gold or list(GOLD_SETS):
+            names = [n for n, _, _ in load_gold(folder) if args.notes is None or n in args.notes]
+            result = score_set(folder, {n: {"note": n, "status": "ok", "raw": None} for n in names})
+            if result:
+                print_set(result)
     return 0
 
 
@@ -240,20 +264,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N notes of each set")
     parser.add_argument("--json", type=Path, help="also write all predictions and scores here")
     parser.add_argument("--rescore", type=Path, help="re-score a --json file's stored answers (no model)")
+    parser.add_argument("--no-model", action="store_true",
+                        help="score only what needs no model (baseline, relations stated by structure) on every gold note")
     parser.add_argument("--notes", type=lambda v: [n.strip() for n in v.split(",") if n.strip()],
-                        help="with --rescore: only these notes, comma-separated (e.g. the notes two runs both finished)")
+                        help="only these notes, comma-separated file names (live run or --rescore), e.g. the notes two runs both finished")
     args = parser.parse_args(argv)
     if args.rescore:
         return _rescore_main(args)
+    if args.no_model:
+        return _no_model_main(args)
     if not args.model:
         parser.error("--model is required unless --rescore is given")
-    if args.notes:
-        parser.error("--notes only applies with --rescore")
     return _live_main(args)
 
 
 def _live_main(args: argparse.Namespace) -> int:
-    notes = [(folder, note) for folder in (args.gold or list(GOLD_SETS)) for note in load_gold(folder)[: args.limit or None]]
+    notes = [(folder, note) for folder in (args.gold or list(GOLD_SETS)) for note in load_gold(folder)[: args.limit or None]
+             if args.notes is None or note[0] in args.notes]
+    if args.notes is not None and len(notes) != len(args.notes):
+        found = {note[0] for _, note in notes}
+        parser_error = ", ".join(n for n in args.notes if n not in found)
+        print(f"--notes: no gold note named {parser_error} in {', '.join(str(f) for f in (args.gold or GOLD_SETS))}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as cache_dir:
         extractor = OllamaExtractor(args.host, args.model, timeout=args.timeout, cache_dir=cache_dir, keep_alive=0)
         problem = extractor.preflight()
@@ -264,7 +296,7 @@ def _live_main(args: argparse.Namespace) -> int:
         size = (shown.details.parameter_size if shown.details else "") or "?"
         per_note = []
         started = time.perf_counter()
-        vaults = {folder: vault_names([n for f, n in notes if f == folder]) for folder in {f for f, _ in notes}}
+        vaults = {folder: vault_names(load_gold(folder)) for folder in {f for f, _ in notes}}  # the whole set is the vault
         for folder, (relpath, text, _gold) in notes:
             t0 = time.perf_counter()
             result = extractor.extract_note(relpath, text, alias_map=vaults[folder][1])

@@ -234,6 +234,7 @@ def llm_graph(
                 key=rel["relation"],
                 via="llm",
                 check=rel.get("check", ""),
+                **({"fitted": rel["fitted"]} if rel.get("fitted") else {}),
             )
         )
     return nodes, edges

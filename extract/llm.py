@@ -246,7 +246,7 @@ class OllamaExtractor:
             base.calls = stats["calls"]
             return base
         merged = merge_answers(plan, answers)
-        entities, relations = verify_note(merged, plan.raw, title, aliases, alias_map)
+        entities, relations = verify_note(merged, plan.raw, title, aliases, alias_map, note_subject(relpath, text, title, aliases))
         base.status = OK
         base.entities, base.relations, base.raw = entities, relations, merged
         base.calls, base.chunks, base.prompt_tokens = stats["calls"], len(plan.chunks), stats["prompt_tokens"]
@@ -388,14 +388,27 @@ def note_identity(relpath: str, text: str, title: str | None = None, aliases: li
     return title, aliases
 
 
+def note_subject(relpath: str, text: str, title: str, aliases: list[str]) -> tuple[str | None, dict[str, Any]]:
+    """(the note's own entity type as its tags say, its frontmatter properties): what
+    verification reads besides the lines (see :mod:`extract.relation_types`, :mod:`extract.stated_relations`)."""
+    from .notes import extract_note as deterministic
+    from .relation_types import type_from_tags
+
+    ext = deterministic(relpath, text.encode())
+    node = next((n for n in ext.nodes.values() if n.get("kind") == "note"), {})
+    return type_from_tags(node.get("tags", []), [title, *aliases]), dict(node.get("props") or {})
+
+
 def verify_note(
-    merged: dict[str, Any], raw: dict[int, str], title: str, aliases: list[str], alias_map: dict[str, list[str]] | None
+    merged: dict[str, Any], raw: dict[int, str], title: str, aliases: list[str], alias_map: dict[str, list[str]] | None,
+    subject: tuple[str | None, dict[str, Any]] = (None, {}),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Verified entities and relations of one note's merged answer (also re-run on stored answers
-    by ``bench/extraction_quality.py --rescore``)."""
+    """Verified entities and relations of one note's merged answer, with the relations its
+    structure states (also re-run on stored answers by ``bench/extraction_quality.py --rescore``).
+    ``subject`` is :func:`note_subject`'s answer."""
     amap = {canonical_name(k): list(v) for k, v in (alias_map or {}).items()}
     amap.setdefault(canonical_name(title), []).extend(aliases)
-    return verify_answer(merged, raw, amap, [title, *aliases])
+    return verify_answer(merged, raw, amap, [title, *aliases], *subject)
 
 
 def new_stats() -> dict[str, Any]:

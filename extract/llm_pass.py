@@ -54,10 +54,11 @@ class Settings:
         if not self.enabled:
             return {"enabled": False}
         from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
+        from .verify import VERIFIER_VERSION
 
         return {
             "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
-            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA],
+            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA], "verifier": VERIFIER_VERSION,
         }
 
 
@@ -190,13 +191,16 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     """The note's extraction with its verified entities and relations (nodes and edges it owns)."""
     from .entities import canonical_name, llm_graph
     from .llm_prompt import verify_answer
+    from .relation_types import type_from_tags
 
     src = ext.meta["llm_src"]
     title = ext.hot("title", "") or ""
     own = list(ext.hot("aliases", []) or [])
-    entities, relations = verify_answer(src["answer"], src["raw"], alias_map, [title, *own])
-    result = {"status": "ok", "entities": entities, "relations": relations}
     nid = m.note_id(rel)
+    own_node = ext.nodes.get(nid) or {}
+    subject_type = type_from_tags(own_node.get("tags", []), [title, *own])
+    entities, relations = verify_answer(src["answer"], src["raw"], alias_map, [title, *own], subject_type, own_node.get("props"))
+    result = {"status": "ok", "entities": entities, "relations": relations}
     graph_nodes, graph_edges = llm_graph(rel, nid, result, title_index)
     names = {canonical_name(e["name"]) for e in entities} | {canonical_name(n) for n in (title, *own)}
     names |= {canonical_name(r[end]) for r in relations for end in ("source", "target")}

@@ -18,6 +18,7 @@ import orjson
 
 from .entities import canonical_name
 from .llm_cache import cache_key
+from .stated_relations import stated_relations
 from .verify import verify_extraction
 
 PROMPT_VERSION = 2
@@ -330,10 +331,16 @@ def merge_answers(plan: NotePlan, answers: list[dict[str, Any]]) -> dict[str, An
     return {"entities": _dedupe_entities(entities), "relations": relations}
 
 
-def verify_answer(answer: dict[str, Any], raw: dict[int, str], alias_map: dict[str, list[str]], subject: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Verified entities and relations (see :mod:`extract.verify`). ``alias_map`` maps canonical
-    note titles to their aliases; ``subject`` is the note's own title and aliases."""
-    return verify_extraction(answer["entities"], answer["relations"], raw, alias_map, subject)
+def verify_answer(
+    answer: dict[str, Any], raw: dict[int, str], alias_map: dict[str, list[str]], subject: list[str],
+    subject_type: str | None = None, props: dict[str, Any] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Verified entities and relations (see :mod:`extract.verify`), with the relations the note's
+    lists, tables and properties state (:mod:`extract.stated_relations`). ``alias_map`` maps
+    canonical note titles to their aliases; ``subject`` is the note's own title and aliases,
+    ``subject_type`` the note's type from its tags, ``props`` its frontmatter properties."""
+    stated = stated_relations(raw, subject[0], props, subject_type) if subject else []
+    return verify_extraction(answer["entities"], answer["relations"], raw, alias_map, subject, subject_type, stated)
 
 
 

@@ -28,19 +28,24 @@ from typing import Any
 from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED
 
 from .entities import canonical_name, find_mention, match_key, surface_forms
+from .relation_types import SYMMETRIC, fit_relations, typer
 
-SYMMETRIC = frozenset({"integrates_with"})
+# Part of the pass's mode (not of the answer cache key): a change re-verifies every stored answer
+# at the next build, without a model call.
+VERIFIER_VERSION = 2
 PRONOUN_WINDOW = 3
 _PRONOUN = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|we|our|us|this|that)\b")
 
 _CLAUSE_BREAK = re.compile(r"[.;!?]\s|\s(?:but|however|whereas|while|although|though)\s|,\s+and\s|,\s+(?=not\s)|\s[-–—]+\s")
 _NEGATORS = re.compile(
     r"\b(?:not|never|no longer|no more|stopped|stop|avoid|avoids|avoided|without|neither|nor|"
-    r"dropped|removed|retired|deprecated|decommissioned|cannot|won t|don t|doesn t|didn t|isn t|"
+    r"dropped|removed|retired|deprecated|decommissioned|cannot|previously|formerly|used to|"
+    r"won t|don t|doesn t|didn t|isn t|"
     r"aren t|wasn t|weren t|shouldn t|can t)\b"
 )
 _POSITIONAL = re.compile(r"\b(?:instead of|rather than|in favou?r of|moved away from|migrated away from|away from|replacing|replaced)\s+(?:the\s+|our\s+)?$")
 _PASSIVE = re.compile(r"\b(?:\w+(?:ed|en|wn)|run|built|kept|led|made|held|paid|sold|bought|done)\s+by\b")
+_BY_BEFORE = re.compile(r"\b(?:\w+(?:ed|en|wn)|run|built|kept|led|made|held)\s+by\s+(?:the\s+)?$")
 _REPLACED_BY = re.compile(r"\b(?:replaced|superseded|succeeded|supplanted)\s+(?:by|with)\b|\bin favou?r of\b|\bmigrat\w*\s+to\b|\bmov\w*\s+to\b|\bswitch\w*\s+to\b")
 _REPLACE_FORWARD = re.compile(r"\b(?:replaces|replaced|replacing|supersedes|superseded|instead of|rather than|over|takes over from|took over from)\b")
 
@@ -120,13 +125,15 @@ def verify_relation(
 
     if ps is not None and pt is not None:
         return verdict(*_judge(rel, text or "", ps, pt))
-    if text is not None and (ps is not None or pt is not None) and _PRONOUN.search(match_key(text)):
+    if text is not None and (ps is not None or pt is not None):
         missing = t_forms if ps is not None else s_forms
         present_pos = ps if ps is not None else pt
         window = [lines[n] for n in range(cited - PRONOUN_WINDOW, cited) if n in lines]
-        if missing & subject_forms or any(find_mention(missing, w) is not None for w in window):
+        if missing & subject_forms or (_PRONOUN.search(match_key(text)) and any(find_mention(missing, w) is not None for w in window)):
             if _negated(match_key(text), present_pos or 0):
                 return verdict(AMBIGUOUS, 0.2, "negated on the cited line")
+            if ps is None and rel["relation"] not in SYMMETRIC and _BY_BEFORE.search(match_key(text)[: pt or 0]):
+                return verdict(INFERRED, 0.5, "one end on the line, the other is the subject; reversed (passive voice)", flip=True)
             return verdict(INFERRED, 0.5, "one end on the line, the other is the subject or nearby")
     for number in sorted(lines):
         line = lines[number]
@@ -136,6 +143,14 @@ def verify_relation(
             if confidence == EXTRACTED:
                 return verdict(INFERRED, 0.7, "both ends on another line than cited", line=number)
             return verdict(confidence, score, check + " (line corrected)", flip, line=number)
+    other = t_forms if s_forms & subject_forms else s_forms if t_forms & subject_forms else None
+    if other is not None:
+        for number in sorted(lines):
+            position = find_mention(other, lines[number])
+            if position is not None:
+                if _negated(match_key(lines[number]), position):
+                    return verdict(AMBIGUOUS, 0.2, "negated on another line than cited", line=number)
+                return verdict(INFERRED, 0.4, "one end on another line than cited, the other is the subject", line=number)
     return verdict(AMBIGUOUS, 0.3, "ends not found on the cited line")
 
 
@@ -150,15 +165,31 @@ def verify_entity(entity: dict[str, Any], lines: dict[int, str], forms: set[str]
     return out
 
 
+def _typed(entity: dict[str, Any], type_of: Callable[[str], str | None]) -> dict[str, Any]:
+    """The entity with the note's own type when it is the subject, or its name's type instead of
+    the "concept" fallback."""
+    known = type_of(entity["name"])
+    return {**entity, "type": known} if known and known != entity.get("type") else entity
+
+
 def verify_extraction(
     entities: list[dict[str, Any]],
     relations: list[dict[str, Any]],
     lines: dict[int, str],
     aliases: dict[str, Iterable[str]],
     subject_names: Iterable[str],
+    subject_type: str | None = None,
+    stated: Iterable[dict[str, Any]] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Verify a whole note's entities and relations. ``aliases`` maps canonical names to extra
-    spellings (note aliases); ``subject_names`` are the note's own title and aliases."""
+    spellings (note aliases); ``subject_names`` are the note's own title and aliases, and
+    ``subject_type`` its type as its tags say. Relation verbs are first fitted to the types of
+    their ends (see :mod:`extract.relation_types`). ``stated`` are relations the note's structure
+    states (already EXTRACTED, see :mod:`extract.stated_relations`): for a pair of ends they
+    name, they replace what the model said."""
+    subject_names = list(subject_names)
+    type_of = typer(entities, subject_names, subject_type, canonical_name)
+    relations = fit_relations(relations, type_of)
 
     def forms_of(name: str) -> set[str]:
         return surface_forms(name, aliases.get(canonical_name(name), ()))
@@ -166,11 +197,28 @@ def verify_extraction(
     subject: set[str] = set()
     for name in subject_names:
         subject |= forms_of(name)
-    checked_entities = [verify_entity(e, lines, forms_of(e["name"])) for e in entities]
-    best: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for rel in relations:
-        checked = verify_relation(rel, lines, forms_of, subject)
-        ident = (canonical_name(checked["source"]), checked["relation"], canonical_name(checked["target"]))
-        if ident not in best or checked["score"] > best[ident]["score"]:
-            best[ident] = checked
+    title_of = {canonical_name(a): title for title, names in aliases.items() for a in names}
+
+    def key(name: str) -> str:
+        canonical = canonical_name(name)
+        return title_of.get(canonical, canonical)
+
+    stated = list(stated)
+    stated_pairs = {frozenset((key(r["source"]), key(r["target"]))) for r in stated}
+    named = {key(e["name"]) for e in entities}
+    extra = [{"name": r[end], "type": type_of(r[end]) or "concept"} for r in stated for end in ("source", "target")]
+    for entity in extra:
+        if key(entity["name"]) not in named:
+            named.add(key(entity["name"]))
+            entities = [*entities, entity]
+    checked_entities = [verify_entity(_typed(e, type_of), lines, forms_of(e["name"])) for e in entities]
+    best: dict[frozenset[str], dict[str, Any]] = {}
+    for rel in fit_relations([verify_relation(rel, lines, forms_of, subject) for rel in relations], type_of):
+        pair = frozenset((key(rel["source"]), key(rel["target"])))
+        if pair in stated_pairs:
+            continue
+        if pair not in best or rel["score"] > best[pair]["score"]:
+            best[pair] = rel
+    for rel in stated:
+        best.setdefault(frozenset((key(rel["source"]), key(rel["target"]))), dict(rel))
     return checked_entities, list(best.values())

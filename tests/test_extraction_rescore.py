@@ -89,3 +89,24 @@ def test_notes_subset_and_printed_report(bench, stored, capsys, monkeypatch) -> 
     assert "seconds per note 10.0; model calls per note 2.00 (over 2 notes)" in out
     # raw typed relations over both notes: P 1/3, R 1/2, F1 0.40
     assert "model raw (validated)" in out and "0.33   0.50   0.40" in out
+
+
+def test_no_model_scores_the_relations_the_structure_states(bench, tmp_path: Path, capsys, monkeypatch) -> None:
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    note = "---\ntags: [type/service]\n---\n# Tool C\n\n## Dependencies\n\n- **Postgres** — storage.\n- Redis — no longer used.\n"
+    (gold / "Tool C.md").write_text(note)
+    (gold / "Tool C.json").write_text(json.dumps({
+        "entities": [{"name": "Tool C", "type": "service"}, {"name": "Postgres", "type": "tool"}, {"name": "Kafka", "type": "tool"}],
+        "relations": [{"source": "Tool C", "relation": "depends_on", "target": "Postgres"},
+                      {"source": "Tool C", "relation": "uses", "target": "Kafka"}]}))
+    (result,) = [r for r in [bench.score_set(gold, {"Tool C.md": {"note": "Tool C.md", "status": "ok", "raw": None}})] if r]
+    stated = result["scores"]["stated by structure (no model)"]
+    assert _counts(stated["relations_typed"]) == (1, 0, 1), "Postgres stated, Redis negated, Kafka not stated"
+    assert _counts(stated["entities"]) == (2, 0, 1)
+    monkeypatch.setenv("KG_BENCH_RECORD", "0")
+    assert bench.main(["--no-model", "--gold", str(gold)]) == 0
+    out = capsys.readouterr().out
+    assert "NO MODEL" in out and "stated by structure (no model)" in out
+    # typed relations: P 1.00, R 0.50, F1 0.67
+    assert "1.00   0.50   0.67" in out

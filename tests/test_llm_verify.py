@@ -47,8 +47,12 @@ def test_replacement_direction_is_corrected(text: str, source: str, target: str,
 
 
 def test_passive_voice_flips_the_edge() -> None:
+    rel = _check({1: "Ledger is owned by Quill."}, "Ledger", "owns", "Quill", 1)  # types unknown: the text decides
+    assert (rel["source"], rel["target"], rel["confidence"]) == ("Quill", "Ledger", INFERRED)
+    # a team can own an API, not the other way round: the types flip it first, the text confirms it
     rel = _check({1: "payments-api is owned by the Platform team."}, "payments-api", "owns", "Platform team", 1)
-    assert (rel["source"], rel["target"], rel["confidence"]) == ("Platform team", "payments-api", INFERRED)
+    assert (rel["source"], rel["target"], rel["confidence"]) == ("Platform team", "payments-api", EXTRACTED)
+    assert rel["fitted"] == "owns (reversed)"
     rel = _check({1: "Semrush is used by the SEO team."}, "SEO team", "uses", "Semrush", 1)
     assert rel["confidence"] == EXTRACTED and rel["source"] == "SEO team"
 

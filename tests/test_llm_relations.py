@@ -1,0 +1,225 @@
+"""Relations a small model gets right: verbs fitted to the ends' types, relations the note's
+structure states (no model), and verification that keeps subject relations the text supports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ollama_fake import FakeOllama
+
+from extract.llm_prompt import prose_lines
+from extract.relation_types import canonical_relation, fit, type_from_name, type_from_tags
+from extract.stated_relations import stated_relations
+from extract.verify import verify_extraction
+from vault_kg import llm_worker
+from vault_kg import model as m
+from vault_kg.config import load_config
+from vault_kg.engine import run
+from vault_kg.scopes import vault_scope
+
+
+@pytest.mark.parametrize(
+    ("relation", "source_type", "target_type", "expected"),
+    [
+        ("owns", "team", "service", ("owns", False)),  # valid as said
+        ("owns", "service", "team", ("owns", True)),  # only valid the other way round
+        ("works_on", "tool", "tool", ("uses", False)),  # a tool works on nothing: the pair's default verb
+        ("works_on", "person", "team", ("part_of", False)),
+        ("works_on", "team", "service", ("owns", False)),  # a team working on a service owns it
+        ("client_of", "service", "person", ("uses", True)),  # the default verb of person -> service, read backwards
+        ("depends_on", None, "tool", ("depends_on", False)),  # an unknown type: as the model said
+        ("integrates_with", "service", "tool", ("integrates_with", False)),
+    ],
+)
+def test_fit_keeps_valid_verbs_flips_reversed_pairs_and_defaults_the_rest(relation, source_type, target_type, expected) -> None:
+    assert fit(relation, source_type, target_type) == expected
+
+
+def test_inverse_forms_map_to_one_relation() -> None:
+    assert canonical_relation("replaced by") == ("replaces", True)
+    assert canonical_relation("Owned-By") == ("owns", True)
+    assert canonical_relation("member_of") == ("part_of", False)
+    assert canonical_relation("uses") == ("uses", False)
+    assert canonical_relation("admires") is None
+
+
+def test_types_from_tags_and_names() -> None:
+    assert type_from_tags(["type/service", "team/platform"], ["Ingest Gateway"]) == "service"
+    assert type_from_tags(["person", "scope/seo"], ["Maria Chen"]) == "person"
+    assert type_from_tags(["client/acme", "scope/seo"], ["Acme Corp", "Acme"]) == "client"
+    assert type_from_tags(["meeting", "client/globex"], ["2025-05-12 Globex kickoff"]) is None, "a tag about another thing"
+    assert [type_from_name(n) for n in ("Discovery team", "revenue squad", "payments-api", "Stripe API", "search-service", "Kafka")] == [
+        "team", "team", "api", "api", "service", None]
+
+
+NOTE = """---
+summary: x
+owner: "[[Platform team]]"
+replaced_by: [ledger-v2]
+---
+# payments-api
+
+## Dependencies
+
+- **Postgres** (the `ledger` DB, see [[Postgres Failover]]) — hard dependency.
+- [[Kafka]] terminates nothing. The gateway does not rate limit anything.
+- Stripe — card payments.
+- Schema definitions are pulled at start-up.
+- Redis was used for dedup; it is no longer in the path.
+
+## Ownership
+
+| Area | Owner | Backup |
+| --- | --- | --- |
+| Service & on-call | [[Marta Kowalczyk]] | [[Dev Anand]] |
+| Load balancer / Envoy config | Infra rota (see [[Envoy]]) | — |
+| `GW_TIMEOUT` | Nobody | — |
+"""
+
+
+def _triples(relations: list[dict]) -> set[tuple[str, str, str]]:
+    return {(r["source"], r["relation"], r["target"]) for r in relations}
+
+
+def test_stated_relations_from_lists_tables_and_properties() -> None:
+    raw, _ = prose_lines(NOTE)
+    found = stated_relations(raw, "payments-api", {"owner": "[[Platform team]]", "replaced_by": ["ledger-v2"]}, "service")
+    assert _triples(found) == {
+        ("Platform team", "owns", "payments-api"),  # property owner: the value owns the note
+        ("ledger-v2", "replaces", "payments-api"),  # replaced_by: the inverse form, read backwards
+        ("payments-api", "depends_on", "Postgres"),  # the bold name the item starts with, not the later link
+        ("payments-api", "depends_on", "Kafka"),  # a negation after the first sentence does not count
+        ("payments-api", "depends_on", "Stripe"),  # a plain name followed by a dash
+        ("Marta Kowalczyk", "owns", "payments-api"),  # a row about no other entity is about the note
+        ("Dev Anand", "works_on", "payments-api"),
+        ("Infra rota", "owns", "Envoy"),  # the row names Envoy, linked in another cell
+    }, "no 'Schema' (a sentence, not a name), no Redis (negated), no row keyed by code"
+    assert all(r["confidence"] == m.EXTRACTED and r["check"].startswith("stated by the note's") for r in found)
+    assert {r["line"] for r in found if r["target"] == "Kafka"} == {11}
+
+
+def test_a_decisions_table_owner_owns_the_step_not_the_decision() -> None:
+    raw, _ = prose_lines("# ADR-9\n\n| Step | Owner |\n| --- | --- |\n| Dual-publish from the gateway | Marta |\n")
+    assert stated_relations(raw, "ADR-9", None, "decision") == []
+    assert _triples(stated_relations(raw, "Gateway", None, "service")) == {("Marta", "owns", "Gateway")}
+
+
+def test_a_person_notes_team_property_is_membership() -> None:
+    assert _triples(stated_relations({}, "Maria Chen", {"team": "SEO team"}, "person")) == {("Maria Chen", "part_of", "SEO team")}
+    assert _triples(stated_relations({}, "search-service", {"team": "Discovery team"}, "service")) == {("Discovery team", "owns", "search-service")}
+
+
+def _verify(lines, relations, entities=(), subject=("Globex",), subject_type=None, stated=()):
+    return verify_extraction(list(entities), relations, lines, {}, list(subject), subject_type, list(stated))
+
+
+def test_subject_relations_without_a_pronoun_are_inferred() -> None:
+    lines = {3: "Globex sells electronics.", 5: "[[Maria Chen]] runs the SEO account.", 6: "Storefront on Magento, not on Shopify."}
+    _, rels = _verify(lines, [{"source": "Globex", "relation": "works_on", "target": "Maria Chen", "line": 5},
+                              {"source": "Globex", "relation": "uses", "target": "Magento", "line": 3},
+                              {"source": "Globex", "relation": "uses", "target": "Shopify", "line": 6}],
+                      entities=[{"name": "Maria Chen", "type": "person"}, {"name": "Magento", "type": "tool"}, {"name": "Shopify", "type": "tool"}],
+                      subject_type="client")
+    by_target = {r["target"]: r for r in rels if r["source"] != "Maria Chen"} | {r["source"]: r for r in rels if r["source"] == "Maria Chen"}
+    maria = by_target["Maria Chen"]
+    assert (maria["source"], maria["relation"], maria["target"], maria["confidence"], maria["score"]) == ("Maria Chen", "works_on", "Globex", m.INFERRED, 0.5)
+    magento = by_target["Magento"]  # cited on the wrong line: found on another, the other end being the subject
+    assert (magento["confidence"], magento["score"], magento["line"]) == (m.INFERRED, 0.4, 6)
+    assert by_target["Shopify"]["confidence"] == m.AMBIGUOUS, "negated on the line that names it"
+
+
+def test_passive_by_flips_a_subject_relation_and_one_relation_per_pair() -> None:
+    lines = {4: "It is called by payments-api when a receipt goes out."}
+    _, rels = _verify(lines, [{"source": "notification-service", "relation": "uses", "target": "payments-api", "line": 4},
+                              {"source": "notification-service", "relation": "depends_on", "target": "payments-api", "line": 4}],
+                      subject=["notification-service"])
+    assert len(rels) == 1, "one relation per pair of ends"
+    assert (rels[0]["source"], rels[0]["target"]) == ("payments-api", "notification-service")
+
+
+def test_stated_relations_replace_the_models_for_the_same_pair() -> None:
+    lines = {3: "payments-api keeps the ledger in Postgres."}
+    stated = [{"source": "payments-api", "relation": "depends_on", "target": "Postgres", "line": 9, "confidence": m.EXTRACTED, "score": 1.0, "check": "stated by the note's list"}]
+    entities, rels = _verify(lines, [{"source": "Postgres", "relation": "uses", "target": "payments-api", "line": 3}], subject=["payments-api"], stated=stated)
+    assert _triples(rels) == {("payments-api", "depends_on", "Postgres")} and rels[0]["line"] == 9
+    assert {e["name"] for e in entities} == {"payments-api", "Postgres"}, "the stated ends become entities"
+
+
+STATED_NOTE = """---
+summary: card payments
+tags: [type/service]
+owner: "[[Platform team]]"
+---
+# payments-api
+
+payments-api takes card payments. FIXTURE-stated
+It works with the Stripe API for card data.
+
+## Dependencies
+
+- **Postgres** — the ledger.
+- [[Kafka]] — payment events.
+- Redis — no longer used.
+"""
+
+
+@pytest.fixture
+def answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A vault of STATED_NOTE, built and drained by the worker against the fake server (left running)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "payments-api.md").write_text(STATED_NOTE)
+    monkeypatch.setenv("KG_OLLAMA", "on")
+    monkeypatch.setenv("KG_HTML", "off")
+    with FakeOllama() as fake:
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        run(vault_scope(vault))
+        scope = vault_scope(vault)
+        assert llm_worker.Worker(scope.root, scope.out, load_config()).drain() == "nothing pending"
+        yield vault, fake
+
+
+def _graph(vault: Path) -> dict:
+    return json.loads((vault / "kg-out" / "graph.json").read_text())
+
+
+def test_model_path_keeps_stated_and_fitted_relations(answered) -> None:
+    """Through the worker, the real client and the fake server: the model's wrong direction and
+    verbs are replaced by what the note states, and its subject relation is fitted."""
+    vault, fake = answered
+    assert fake.chat_calls == 1, "the stated relations cost no call"
+    edges = _graph(vault)["edges"]
+    llm = {(e["source"], e["relation"], e["target"]): e for e in edges if e.get("via") == "llm" and e["relation"] != m.MENTIONS}
+    note = "note:payments-api.md"
+    assert set(llm) == {
+        ("entity:platform-team", "owns", note),
+        (note, "depends_on", "entity:postgres"),
+        (note, "depends_on", "entity:kafka"),
+        (note, "uses", "entity:stripe-api"),
+    }
+    assert llm[("entity:platform-team", "owns", note)]["check"] == "stated by the note's property owner"
+    assert llm[(note, "depends_on", "entity:postgres")]["confidence"] == m.EXTRACTED
+    stripe = llm[(note, "uses", "entity:stripe-api")]
+    assert (stripe["confidence"], stripe["fitted"]) == (m.INFERRED, "works_on"), "works_on fitted to uses; the subject is 'It'"
+    assert "fitted" not in llm[(note, "depends_on", "entity:postgres")]
+
+
+def test_a_new_verifier_reverifies_stored_answers_without_a_call(answered, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier's version is part of the pass's mode, not of the answers' keys: after an
+    upgrade the next build verifies every stored answer again, and asks the model nothing."""
+    from extract import verify
+
+    vault, fake = answered
+    requests = len(fake.log)
+    before = _graph(vault)
+    assert run(vault_scope(vault)).extra.get("rederived_owners") != "all", "same verifier: nothing to redo"
+    monkeypatch.setattr(verify, "VERIFIER_VERSION", verify.VERIFIER_VERSION + 1)
+    result = run(vault_scope(vault))
+    assert len(fake.log) == requests, "no request to the model"
+    after = _graph(vault)
+    assert result.extra["rederived_owners"] == "all"
+    assert after["graph"]["counts"]["pending"] == 0
+    assert [e for e in after["edges"] if e.get("via") == "llm"] == [e for e in before["edges"] if e.get("via") == "llm"], \
+        "the same stored answers, verified again, give the same edges"
