@@ -14,8 +14,8 @@ from extract.relation_types import canonical_relation, fit, type_from_name, type
 from extract.stated_relations import stated_relations
 from extract.verify import verify_extraction
 from vault_kg import llm_worker
-from vault_kg import model as m
-from vault_kg.config import load_config
+from vault_kg.core import model as m
+from vault_kg.core.config import load_config
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 

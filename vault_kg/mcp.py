@@ -176,8 +176,8 @@ def build_server(vault: Path | None = None) -> FastMCP:
     return mcp
 
 
-def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
-    """Questions over the graph: query, explain, neighbors, path, god_nodes, affected."""
+def search_tools(mcp: FastMCP, kg: KgServer) -> None:
+    """Questions answered from the graph, recorded in the recall log: query (with filters), explain."""
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("question", "budget", "hits", "edges", "truncated", "truncated_edges", "multi_scope", "tokens"))
     async def query(
@@ -223,6 +223,10 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
             return found
 
         return await kg.answer(answer, q.format_explain)
+
+
+def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
+    """Walks over the graph: neighbors, path, god_nodes, affected."""
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("id", "neighbors", "total"))
     async def neighbors(
@@ -458,7 +462,7 @@ def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
         return await kg.answer(lambda: run_lint(kg.vault_scope()), format_lint)
 
 
-TOOL_GROUPS: list[Callable[[FastMCP, KgServer], None]] = [graph_tools, memory_tools, note_tools, upkeep_tools, resources]
+TOOL_GROUPS: list[Callable[[FastMCP, KgServer], None]] = [search_tools, graph_tools, memory_tools, note_tools, upkeep_tools, resources]
 
 
 def serve(vault: Path | None = None) -> None:
