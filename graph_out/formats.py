@@ -34,7 +34,9 @@ class Counts(TypedDict):
 
 class GraphAttrs(TypedDict, total=False):
     """graph.json's `graph` object. The first ten keys are always there; passes add the rest
-    (`stale` and `anchor_issues` from the anchors pass, `likely_duplicates` from the model pass)."""
+    (`stale` and `anchor_issues` from the anchors pass, `likely_duplicates` from the model pass),
+    and ranking adds `stamp`: which graph the ranks and which the communities describe (they differ
+    while a hook's deferred clustering runs; see `vault_kg.ranking`)."""
 
     scope: str
     kind: str
@@ -49,6 +51,7 @@ class GraphAttrs(TypedDict, total=False):
     stale: list[dict[str, Any]]
     anchor_issues: list[dict[str, Any]]
     likely_duplicates: list[list[str]]
+    stamp: dict[str, str]
 
 
 class BriefNode(TypedDict):
