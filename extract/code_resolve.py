@@ -97,7 +97,7 @@ class _Scope:
         return self._resolver_of.get(self.language.get(rel, ""), self._no_rules)
 
     def package_tops(self, package: str) -> dict[str, str]:
-        """Top-level names of a Go or Java package (``("pkg", name)`` target)."""
+        """Top-level names of a Go or Java package met as a member's owner (the first language knowing it)."""
         for resolver in self.resolvers:
             tops = resolver.package_tops(package)
             if tops is not None:
@@ -246,7 +246,7 @@ class _Scope:
                     for name, target in self._star_names(module[1]).items():
                         table.setdefault(name, target)
                 elif module is not None and module[0] == "pkg":
-                    for name, loc in self.package_tops(module[1]).items():
+                    for name, loc in (resolver.package_tops(module[1]) or {}).items():
                         table.setdefault(name, ("sym", loc))
             elif spec.get("alias"):
                 table[spec["alias"]] = ("bind", f"{rel}\0{i}")
@@ -363,13 +363,9 @@ class _Scope:
             self._stars_memo[rel] = cached
         return cached
 
-    def package_files(self, package: str) -> list[str]:
-        """Files of a Go package folder or a Java package."""
-        for resolver in self.resolvers:
-            files = resolver.package_files(package)
-            if files is not None:
-                return files
-        return []
+    def package_files(self, rel: str, package: str) -> list[str]:
+        """Files of the package an import of ``rel`` names (a Go folder, a Java package)."""
+        return self.resolver(rel).package_files(package) or []
 
     def class_id(self, locator: str | None) -> str | None:
         if not locator:
@@ -467,7 +463,7 @@ class _Collector:
         if target is None and not spec.get("star"):
             target = scope.module_of(rel, spec)
         if target is not None and target[0] == "pkg":
-            for member_file in scope.package_files(target[1]):
+            for member_file in scope.package_files(rel, target[1]):
                 self.add(fid, file_id(member_file), IMPORTS, rel, ref.line)
             return
         node = _node_of(target)
