@@ -76,6 +76,7 @@ class _Scope:
     # ------------------------------------------------------------ indexes
 
     def files(self, *languages: str) -> list[str]:
+        """The scope's files of these languages, sorted (what a resolver indexes)."""
         return sorted(rel for rel, lang in self.language.items() if lang in languages)
 
     def _index_languages(self) -> None:
