@@ -21,7 +21,6 @@ from extract import code_resolve, code_scan, js_config
 from extract.anchors import BLOCK_CLOSE, BLOCK_OPEN, normalized_hash, splice
 from extract.redaction import redact_extraction
 from extract.lang.base import CLASS_LIKE, MODULE_SEGMENTS, VIRTUAL, Language, base_name, text
-from extract.lang.python import python_module_name
 from extract.languages import language_for, parser_for, query_for
 from vault_kg.core.adapter import Resolution, SourceSkip
 from vault_kg.core.model import CLASS, CONTAINS, FILE, FUNCTION, LOCATOR_SEP, METHOD, MODULE, Extraction, Ref, edge, file_id
@@ -267,9 +266,9 @@ class _FileExtractor:
         return _one_line(raw, _MAX_SIGNATURE).rstrip(" :{=").rstrip()
 
     def _docstring(self, node: ts.Node, outer: ts.Node) -> str:
-        if self.lang.docstring == "python":
+        if self.lang.docstring == "body":
             body = node.child_by_field_name("body") if node.type != "module" else node
-            return _python_docstring(body, self.src)
+            return _body_docstring(body, self.src)
         lines: list[str] = []
         row = outer.start_point[0]
         prev = outer.prev_named_sibling
@@ -296,9 +295,10 @@ class _FileExtractor:
             "end_line": root.end_point[0] + 1,
         }
         doc = ""
-        if self.lang.docstring == "python":
-            attrs["module"] = meta["module"] = python_module_name(self.relpath)
-            doc = _python_docstring(root, self.src)
+        if self.lang.module_name is not None:
+            attrs["module"] = meta["module"] = self.lang.module_name(self.relpath)
+        if self.lang.docstring == "body":
+            doc = _body_docstring(root, self.src)
             attrs["doc"] = _first_line(doc)
         package = self._package(root)
         if package:
@@ -471,7 +471,7 @@ def _first_error_line(root: ts.Node) -> int:
         node = nxt
 
 
-def _python_docstring(body: ts.Node | None, src: bytes) -> str:
+def _body_docstring(body: ts.Node | None, src: bytes) -> str:
     if body is None:
         return ""
     first = next((c for c in body.named_children if c.type != "comment"), None)

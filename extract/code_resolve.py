@@ -2,34 +2,32 @@
 
 Every name is looked up the way the language does it, through the file's own import table,
 enclosing scopes, the receiver of a call (``self``/``this``, a module, a class) and a class's
-resolved bases; bare JS/TS specifiers first through tsconfig/jsconfig path mapping
-(:mod:`extract.js_paths`). A name that no such route reaches stays unresolved and is counted on its caller;
+resolved bases. A name that no such route reaches stays unresolved and is counted on its caller;
 there is no global guess by bare name. Modules outside the scope become ``external:<module>``.
 
-Targets are small tuples: ``("mod", relpath)`` an in-scope module file, ``("pkg", dir)`` a Go
-package, ``("sym", node id)`` a symbol, ``("ext", name)`` an external module, ``("builtin", name)``.
+This module holds only what every language shares. What one language knows (how an import names
+a module, what a package or a crate path is, which names a star import takes) is asked of its
+resolver, :class:`extract.lang.base.Resolver`, kept in ``extract/lang/<language>.py``.
+
+Targets are small tuples: ``("mod", relpath)`` an in-scope module file, ``("pkg", name)`` a Go
+or Java package, ``("sym", node id)`` a symbol, ``("ext", name)`` an external module, ``("builtin", name)``.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections import defaultdict
 from functools import cache
 from typing import Any
 
-from extract.js_config import LANGUAGE as JS_CONFIG
-from extract.js_paths import JsPathMapper
-from extract.lang.python import python_module_name
-from extract.languages import BY_NAME
+from extract.lang.base import Resolver, Target
+from extract.languages import BY_NAME, LANGUAGES
 from vault_kg.core.adapter import Resolution
 from vault_kg.core.model import CALLS, CLASS, EXTERNAL, IMPORTS, LOCATOR_SEP, Extraction, Ref, edge, external_id, file_id
 
-Target = tuple[str, str]
 _DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*$")
 _SPLIT = re.compile(r"\.|::")
 _CONSTRUCTED = re.compile(r"^(?:new\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)\s*\(.*\)$", re.DOTALL)
-_JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _MAX_DEPTH = 12
 
 
@@ -40,18 +38,6 @@ def _ancestors(locator: str | None) -> tuple[str, ...]:
         return ()
     parts = locator.split(LOCATOR_SEP)
     return tuple(LOCATOR_SEP.join(parts[:k]) for k in range(len(parts), 1, -1))
-
-
-def _external_name(language: str, module: str) -> str:
-    if language == "python":
-        return module.split(".")[0] or module
-    if language in ("javascript", "typescript", "tsx"):
-        module = module.removeprefix("node:")
-        parts = module.split("/")
-        return "/".join(parts[:2]) if module.startswith("@") else parts[0]
-    if language == "rust":
-        return module.split("::")[0]
-    return module
 
 
 class _Scope:
@@ -66,11 +52,7 @@ class _Scope:
             self.nodes.update(extractions[rel].nodes)
             self.children.update(self.code[rel].get("children", {}))
         self.language = {rel: c.get("language", "") for rel, c in self.code.items()}
-        self._index_python()
-        self._index_js()
-        self._index_go()
-        self._index_rust()
-        self._index_java()
+        self._index_languages()
         self._binding_memo: dict[tuple[str, int], Target | None] = {}
         self._member_memo: dict[tuple[Target, str], Target | None] = {}
         self._bindings_memo: dict[str, dict[str | None, dict[str, int]]] = {}
@@ -93,119 +75,41 @@ class _Scope:
 
     # ------------------------------------------------------------ indexes
 
-    def _files(self, *languages: str) -> list[str]:
+    def files(self, *languages: str) -> list[str]:
+        """The scope's files of these languages, sorted (what a resolver indexes)."""
         return sorted(rel for rel, lang in self.language.items() if lang in languages)
 
-    def _index_python(self) -> None:
-        files = self._files("python")
-        self.py_files = set(files)
-        package_dirs = {posixpath.dirname(rel) for rel in files if posixpath.basename(rel).startswith("__init__.")}
-        self.py_mod: dict[str, str] = {}
-        for rel in files:
-            self.py_mod.setdefault(python_module_name(rel), rel)
-            self.py_mod.setdefault(_package_chain_name(rel, package_dirs), rel)
-        self.py_tops = {name.split(".")[0] for name in self.py_mod}
+    def _index_languages(self) -> None:
+        """One resolver per resolver class (a language family shares one), each indexing its files."""
+        names: dict[type[Resolver], list[str]] = defaultdict(list)
+        for lang in LANGUAGES:
+            names[lang.resolver].append(lang.name)
+        self.resolvers: list[Resolver] = []
+        self._resolver_of: dict[str, Resolver] = {}
+        for cls, members in names.items():
+            resolver = cls()
+            resolver.index(self, self.files(*members))
+            self.resolvers.append(resolver)
+            self._resolver_of.update(dict.fromkeys(members, resolver))
+        self._no_rules = Resolver()
 
-    def _py_file(self, directory: str, parts: list[str]) -> str | None:
-        base = posixpath.join(directory, *parts) if parts else directory
-        for candidate in (base + ".py", base + "/__init__.py", base + ".pyi", base + "/__init__.pyi"):
-            candidate = candidate.lstrip("/")
-            if candidate in self.py_files:
-                return candidate
-        return None
+    def resolver(self, rel: str) -> Resolver:
+        """The resolver of a file's language (one without rules for files of no language)."""
+        return self._resolver_of.get(self.language.get(rel, ""), self._no_rules)
 
-    def _index_js(self) -> None:
-        self.js_files = set(self._files("javascript", "typescript", "tsx"))
-        self.js_paths = JsPathMapper({rel: self.code[rel].get("js_config", {}) for rel in self._files(JS_CONFIG)})
-
-    def _js_file(self, rel: str, module: str) -> str | None:
-        return self._js_lookup(posixpath.normpath(posixpath.join(posixpath.dirname(rel), module)))
-
-    def _js_bare(self, rel: str, module: str) -> Target | None:
-        """A bare specifier: a file through tsconfig/jsconfig path mapping, else an external package."""
-        candidates, claimed = self.js_paths.candidates(rel, module)
-        for base in candidates:
-            found = self._js_lookup(base)
-            if found:
-                return ("mod", found)
-        return None if claimed else ("ext", _external_name(self.language[rel], module))
-
-    def _js_lookup(self, base: str) -> str | None:
-        """The file a scope-relative import path names: itself, with an extension, or its index file."""
-        stems = [base]
-        for ext in (".js", ".jsx", ".mjs", ".cjs"):
-            if base.endswith(ext):
-                stems.append(base[: -len(ext)])
-        for stem in stems:
-            if stem in self.js_files:
-                return stem
-            for ext in _JS_EXTS:
-                if stem + ext in self.js_files:
-                    return stem + ext
-            for ext in _JS_EXTS:
-                if f"{stem}/index{ext}" in self.js_files:
-                    return f"{stem}/index{ext}"
-        return None
-
-    def _index_go(self) -> None:
-        self.go_modules: list[tuple[str, str]] = []
-        for rel, code in sorted(self.code.items()):
-            if code.get("go_module"):
-                self.go_modules.append((posixpath.dirname(rel), code["go_module"]))
-        self.go_modules.sort(key=lambda m: -len(m[1]))
-        self.go_pkg_files: dict[str, list[str]] = defaultdict(list)
-        self.go_pkg_tops: dict[str, dict[str, str]] = defaultdict(dict)
-        self.go_pkg_name: dict[str, str] = {}
-        for rel in self._files("go"):
-            directory = posixpath.dirname(rel)
-            if self.code[rel].get("package", "").endswith("_test"):
-                continue
-            self.go_pkg_files[directory].append(rel)
-            self.go_pkg_name.setdefault(directory, self.code[rel].get("package", ""))
-            for name, loc in self.code[rel].get("tops", {}).items():
-                self.go_pkg_tops[directory].setdefault(name, loc)
-
-    def _go_package(self, path: str) -> Target | None:
-        for directory, module in self.go_modules:
-            if path == module or path.startswith(module + "/"):
-                pkg = posixpath.normpath(posixpath.join(directory, path[len(module) :].lstrip("/")))
-                pkg = "" if pkg == "." else pkg
-                return ("pkg", pkg) if pkg in self.go_pkg_files else None
-        return ("ext", path)
-
-    def _index_rust(self) -> None:
-        files = self._files("rust")
-        roots = {posixpath.dirname(rel) for rel in files if posixpath.basename(rel) in ("lib.rs", "main.rs")}
-        self.rust_mod: dict[tuple[str, tuple[str, ...]], str] = {}
-        self.rust_path: dict[str, tuple[str, tuple[str, ...]]] = {}
-        for rel in files:
-            directory = posixpath.dirname(rel)
-            root = directory
-            while root and root not in roots:
-                root = posixpath.dirname(root)
-            if root not in roots:
-                root = directory
-            inner = rel[len(root) :].lstrip("/")[: -len(".rs")].split("/") if root else rel[: -len(".rs")].split("/")
-            if inner[-1] in ("mod", "lib", "main") and (inner[-1] == "mod" or len(inner) == 1):
-                inner = inner[:-1]
-            key = (root, tuple(p for p in inner if p))
-            self.rust_mod.setdefault(key, rel)
-            self.rust_path[rel] = key
-
-    def _index_java(self) -> None:
-        self.java_pkg: dict[str, dict[str, str]] = defaultdict(dict)
-        for rel in self._files("java"):
-            package = self.code[rel].get("package", "")
-            for name, loc in self.code[rel].get("tops", {}).items():
-                self.java_pkg[package].setdefault(name, loc)
+    def package_tops(self, package: str) -> dict[str, str]:
+        """Top-level names of a Go or Java package met as a member's owner (the first language knowing it)."""
+        for resolver in self.resolvers:
+            tops = resolver.package_tops(package)
+            if tops is not None:
+                return tops
+        return {}
 
     def _index_impls(self) -> None:
         for rel in sorted(self.code):
             for impl in self.code[rel].get("impls", []):
-                type_target = self.resolve_expr(rel, impl.get("scope"), [impl["type"]])
-                if self.language[rel] == "go":
-                    loc = self.go_pkg_tops.get(posixpath.dirname(rel), {}).get(impl["type"])
-                    type_target = ("sym", loc) if loc else None
+                found = self.resolve_expr(rel, impl.get("scope"), [impl["type"]])
+                type_target = self.resolver(rel).impl_type(self, rel, impl, found)
                 if type_target is None or type_target[0] != "sym":
                     continue
                 type_id = type_target[1]
@@ -231,9 +135,7 @@ class _Scope:
             alias = spec.get("alias")
             if alias and not spec.get("star"):
                 if spec.get("implicit_alias"):
-                    target = self.binding(rel, i)
-                    if target is not None and target[0] == "pkg":
-                        alias = self.go_pkg_name.get(target[1]) or alias
+                    alias = self.resolver(rel).implicit_alias(self.binding(rel, i), alias)
                 table[spec.get("scope")][alias] = i
         self._bindings_memo[rel] = table
         return table
@@ -256,52 +158,13 @@ class _Scope:
 
     def module_of(self, rel: str, spec: dict[str, Any]) -> Target | None:
         """The module an import statement names (before picking a member of it)."""
-        lang = self.language[rel]
-        module = spec.get("module", "")
-        if lang == "python":
-            level = spec.get("level", 0)
-            parts = module.split(".") if module else []
-            if level:
-                directory = posixpath.dirname(rel)
-                for _ in range(level - 1):
-                    directory = posixpath.dirname(directory)
-                found = self._py_file(directory, parts)
-                return ("mod", found) if found else None
-            if spec.get("head"):
-                found = self.py_mod.get(parts[0])
-            else:
-                found = self.py_mod.get(module)
-            if found:
-                return ("mod", found)
-            return None if parts and parts[0] in self.py_tops else ("ext", _external_name(lang, module))
-        if lang in ("javascript", "typescript", "tsx"):
-            if module.startswith("."):
-                found = self._js_file(rel, module)
-                return ("mod", found) if found else None
-            return self._js_bare(rel, module)
-        if lang == "go":
-            return self._go_package(module)
-        if lang == "rust":
-            return self.rust_resolve(rel, module.split("::"))
-        if lang == "java":
-            if module in self.java_pkg:
-                return ("pkg", module)
-            head, _, last = module.rpartition(".")
-            if last in self.java_pkg.get(head, {}):
-                return ("sym", self.java_pkg[head][last])
-            return ("ext", module)
-        return None
+        return self.resolver(rel).module_of(self, rel, spec)
 
     def _bind(self, rel: str, spec: dict[str, Any]) -> Target | None:
         module = self.module_of(rel, spec)
         name = spec.get("name")
-        lang = self.language[rel]
-        if lang == "python" and name and spec.get("level") and module is None:
-            directory = posixpath.dirname(rel)
-            for _ in range(spec["level"] - 1):
-                directory = posixpath.dirname(directory)
-            found = self._py_file(directory, [*spec.get("module", "").split("."), name] if spec.get("module") else [name])
-            return ("mod", found) if found else None
+        if name and module is None:
+            return self.resolver(rel).bind_missing(self, rel, spec)
         if module is None or not name:
             return module
         if module[0] == "ext":
@@ -332,31 +195,16 @@ class _Scope:
 
     def _member(self, kind: str, value: str, name: str) -> Target | None:
         if kind == "pkg":
-            if value in self.java_pkg:
-                loc = self.java_pkg[value].get(name)
-            else:
-                loc = self.go_pkg_tops.get(value, {}).get(name)
+            loc = self.package_tops(value).get(name)
             return ("sym", loc) if loc else None
         if kind == "sym":
             return self.lookup_member(value, name)
-        code = self.code.get(value, {})
-        lang = self.language.get(value, "")
-        loc = code.get("tops", {}).get(name)
+        loc = self.code.get(value, {}).get("tops", {}).get(name)
         if loc:
             return ("sym", loc)
-        if lang == "python" and posixpath.basename(value).startswith("__init__."):
-            found = self._py_file(posixpath.dirname(value), [name])
-            if found:
-                return ("mod", found)
-        if lang == "rust":
-            root, path = self.rust_path.get(value, ("", ()))
-            found = self.rust_mod.get((root, (*path, name)))
-            if found:
-                return ("mod", found)
-        if lang in ("javascript", "typescript", "tsx") and name == "default" and code.get("default_export"):
-            loc = code.get("tops", {}).get(code["default_export"])
-            if loc:
-                return ("sym", loc)
+        found = self.resolver(value).module_member(self, value, name)
+        if found is not None:
+            return found
         return self._entry(self.exports(value).get(name))
 
     def _entry(self, entry: Target | None) -> Target | None:
@@ -388,12 +236,10 @@ class _Scope:
             return {}
         self._exports_active.add(rel)
         code = self.code.get(rel, {})
-        lang = self.language.get(rel, "")
+        resolver = self.resolver(rel)
         table: dict[str, Target] = {}
         for i, spec in enumerate(code.get("imports", [])):
-            if spec.get("scope") is not None:
-                continue
-            if lang in ("javascript", "typescript", "tsx") and not spec.get("reexport"):
+            if spec.get("scope") is not None or not resolver.exports_import(spec):
                 continue
             if spec.get("star"):
                 module = self.module_of(rel, spec)
@@ -401,7 +247,7 @@ class _Scope:
                     for name, target in self._star_names(module[1]).items():
                         table.setdefault(name, target)
                 elif module is not None and module[0] == "pkg":
-                    for name, loc in (self.java_pkg.get(module[1]) or self.go_pkg_tops.get(module[1], {})).items():
+                    for name, loc in (resolver.package_tops(module[1]) or {}).items():
                         table.setdefault(name, ("sym", loc))
             elif spec.get("alias"):
                 table[spec["alias"]] = ("bind", f"{rel}\0{i}")
@@ -419,7 +265,7 @@ class _Scope:
         if public is not None:
             wanted = set(public)
             return {k: v for k, v in table.items() if k in wanted}
-        if self.language.get(rel) == "python":
+        if self.resolver(rel).star_hides_private:
             return {k: v for k, v in table.items() if not k.startswith("_")}
         return table
 
@@ -467,7 +313,6 @@ class _Scope:
     def _resolve_name(self, rel: str, scope: str | None, name: str) -> Target | None:
         table = self.bindings(rel)
         code = self.code[rel]
-        lang = self.language[rel]
         for ancestor in _ancestors(scope):
             if ancestor in table and name in table[ancestor]:
                 return self.binding(rel, table[ancestor][name])
@@ -481,19 +326,9 @@ class _Scope:
             return ("sym", loc)
         if name in table.get(None, {}):
             return self.binding(rel, table[None][name])
-        if lang == "go":
-            loc = self.go_pkg_tops.get(posixpath.dirname(rel), {}).get(name)
-            if loc:
-                return ("sym", loc)
-        if lang == "java":
-            loc = self.java_pkg.get(code.get("package", ""), {}).get(name)
-            if loc:
-                return ("sym", loc)
-        if lang == "rust":
-            root, path = self.rust_path.get(rel, ("", ()))
-            found = self.rust_mod.get((root, (*path, name)))
-            if found:
-                return ("mod", found)
+        found = self.resolver(rel).name_fallback(self, rel, name)
+        if found is not None:
+            return found
         for spec in self.star_specs(rel):
             if spec.get("scope") in _ancestors(scope):
                 module = self.module_of(rel, spec)
@@ -503,7 +338,7 @@ class _Scope:
         entry = self.exports(rel).get(name)
         if entry is not None and entry[0] != "bind":
             return self._entry(entry)
-        if name in BY_NAME[lang].builtins:
+        if name in BY_NAME[self.language[rel]].builtins:
             return ("builtin", name)
         return None
 
@@ -511,51 +346,15 @@ class _Scope:
         """A dotted (``a.b.C``) or path (``a::b::C``) expression, head through names, rest through members."""
         if not parts or not parts[0]:
             return None
-        lang = self.language.get(rel, "")
-        if lang == "rust" and parts[0] in ("crate", "self", "super"):
-            return self.rust_resolve(rel, parts)
+        resolver = self.resolver(rel)
+        if parts[0] in resolver.path_roots:
+            return resolver.resolve_path(self, rel, parts)
         head = self.resolve_name(rel, scope, parts[0])
-        if head is None and lang == "rust":
-            head = ("ext", parts[0])
+        if head is None:
+            head = resolver.unknown_head(parts[0])
         for part in parts[1:]:
             head = self.member(head, part)
         return head
-
-    def rust_resolve(self, rel: str, parts: list[str]) -> Target | None:
-        """A Rust path from a ``use`` or an expression: ``crate::``, ``self::``, ``super::`` or a name."""
-        if rel not in self.rust_path or not parts:
-            return None
-        root, path = self.rust_path[rel]
-        first, rest = parts[0], parts[1:]
-        if first == "crate":
-            current: tuple[str, ...] = ()
-        elif first in ("self", "super"):
-            current = path
-            while rest is not None and first == "super":
-                current = current[:-1]
-                if rest and rest[0] == "super":
-                    first, rest = rest[0], rest[1:]
-                else:
-                    break
-        else:
-            head = self.resolve_name(rel, None, first) if first != parts[-1] or len(parts) > 1 else None
-            if head is None:
-                found = self.rust_mod.get((root, (*path, first))) or self.rust_mod.get((root, (first,)))
-                head = ("mod", found) if found else ("ext", first)
-            for part in rest:
-                head = self.member(head, part)
-            return head
-        target: Target | None = None
-        module = self.rust_mod.get((root, current))
-        target = ("mod", module) if module else None
-        for part in rest:
-            deeper = self.rust_mod.get((root, (*current, part)))
-            if deeper and target is not None and target[0] == "mod":
-                current = (*current, part)
-                target = ("mod", deeper)
-            else:
-                target = self.member(target, part)
-        return target
 
     def star_specs(self, rel: str) -> list[dict[str, Any]]:
         """The star imports of a file scoped inside a def (file-level ones are in its exports)."""
@@ -565,11 +364,9 @@ class _Scope:
             self._stars_memo[rel] = cached
         return cached
 
-    def package_files(self, package: str) -> list[str]:
-        """Files of a Go package folder or a Java package."""
-        if package in self.go_pkg_files:
-            return self.go_pkg_files[package]
-        return sorted({loc.split(LOCATOR_SEP, 1)[0] for loc in self.java_pkg.get(package, {}).values()})
+    def package_files(self, rel: str, package: str) -> list[str]:
+        """Files of the package an import of ``rel`` names (a Go folder, a Java package)."""
+        return self.resolver(rel).package_files(package) or []
 
     def class_id(self, locator: str | None) -> str | None:
         if not locator:
@@ -577,21 +374,6 @@ class _Scope:
         if locator in self.nodes:
             return locator
         return self.virtual_type.get(locator)
-
-
-def _package_chain_name(relpath: str, package_dirs: set[str]) -> str:
-    """Dotted name by Python's rule: walk up while the folder is a package (has ``__init__``)."""
-    stem = relpath.rsplit(".", 1)[0]
-    parts = stem.split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    directory = posixpath.dirname(relpath)
-    depth = 0
-    while directory and directory in package_dirs:
-        depth += 1
-        directory = posixpath.dirname(directory)
-    keep = depth + (0 if posixpath.basename(relpath).startswith("__init__.") else 1)
-    return ".".join(parts[-keep:]) if keep else ""
 
 
 def _node_of(target: Target | None) -> str | None:
@@ -682,7 +464,7 @@ class _Collector:
         if target is None and not spec.get("star"):
             target = scope.module_of(rel, spec)
         if target is not None and target[0] == "pkg":
-            for member_file in scope.package_files(target[1]):
+            for member_file in scope.package_files(rel, target[1]):
                 self.add(fid, file_id(member_file), IMPORTS, rel, ref.line)
             return
         node = _node_of(target)
@@ -729,10 +511,9 @@ class _Collector:
                 attrs["unresolved_call_names"] = sorted(set(names))
         for caller, count in self.builtin_calls.items():
             nodes.setdefault(caller, {})["builtin_calls"] = count
-        for config in self.scope.js_paths.configs:
-            missing = self.scope.js_paths.missing_extends(config)
-            if missing:
-                nodes.setdefault(file_id(config), {})["unresolved_extends"] = missing
+        for resolver in self.scope.resolvers:
+            for node_id, notes in resolver.notes().items():
+                nodes.setdefault(node_id, {}).update(notes)
         for fid, names in self.unresolved_imports.items():
             nodes.setdefault(fid, {})["unresolved_imports"] = sorted(names)
         for attrs in nodes.values():

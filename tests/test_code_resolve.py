@@ -150,3 +150,25 @@ def test_java() -> None:
     assert (run, f"src/com/x/Base.java{S}class Base") in calls  # new Base(), same package
     assert (f"src/com/x/App.java{S}class App", f"src/com/x/Base.java{S}class Base") in java.edges("inherits")
     assert java.node(f"src/com/x/App.java{S}class App")["unresolved_bases"] == ["Runnable"]
+
+
+def test_a_go_folder_and_a_java_package_of_one_name_stay_apart(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A package target is settled by the importing file's language (Go folder `util`, Java package `util`)."""
+    files = {
+        "go.mod": "module example.com/m\n",
+        "main.go": 'package main\n\nimport "example.com/m/util"\n\nfunc main() {\n\tutil.Run()\n}\n',
+        "util/run.go": "package util\n\nfunc Run() {}\n",
+        "util/Helper.java": "package util;\n\npublic class Helper {\n    public static void help() {}\n}\n",
+        "app/Main.java": "package app;\n\nimport util.*;\n\npublic class Main {\n    void go() {\n        Helper.help();\n    }\n}\n",
+    }
+    for rel, body in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body, encoding="utf-8")
+    built = build(tmp_path)
+    imports, calls = built.edges("imports"), built.edges("calls")
+    assert ("file:main.go", "file:util/run.go") in imports
+    assert ("file:main.go", "file:util/Helper.java") not in imports
+    assert ("file:app/Main.java", "file:util/Helper.java") in imports
+    assert ("file:app/Main.java", "file:util/run.go") not in imports
+    assert (f"main.go{S}function main", f"util/run.go{S}function Run") in calls
+    assert (f"app/Main.java{S}class Main{S}method go", f"util/Helper.java{S}class Helper{S}method help") in calls

@@ -49,6 +49,72 @@ def no_bases(node: Node, src: bytes) -> list[tuple[str, str]]:
     return []
 
 
+Target = tuple[str, str]
+
+
+class Resolver:
+    """One language's part of scope-wide resolution; the defaults are what a language without rules does.
+
+    ``scope`` is :class:`extract.code_resolve._Scope`: its ``code``/``language`` tables and its
+    language-neutral lookups (``resolve_name``, ``member``, ``exports``). Targets are the small
+    tuples described there (``("mod", relpath)``, ``("pkg", name)``, ``("sym", id)``, ``("ext", name)``).
+    """
+
+    path_roots: frozenset[str] = frozenset()  # expression heads that start a module path (Rust ``crate``)
+    star_hides_private: bool = False  # a star import skips ``_names`` when the module has no ``__all__``
+
+    def index(self, scope: Any, files: list[str]) -> None:
+        """Build this language's indexes over its files (sorted) once per resolution."""
+
+    def module_of(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        """The module an import statement names (before picking a member of it)."""
+        return None
+
+    def bind_missing(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        """What ``from <module> import name`` binds when the module itself was not found."""
+        return None
+
+    def module_member(self, scope: Any, rel: str, name: str) -> Target | None:
+        """A member of module file ``rel`` beyond its top-level defs (submodules, default export)."""
+        return None
+
+    def exports_import(self, spec: ImportSpec) -> bool:
+        """Whether a file-level import re-exports what it binds."""
+        return True
+
+    def name_fallback(self, scope: Any, rel: str, name: str) -> Target | None:
+        """A bare name not bound in the file: the rest of its package, a sibling module."""
+        return None
+
+    def resolve_path(self, scope: Any, rel: str, parts: list[str]) -> Target | None:
+        """An expression whose head is one of ``path_roots``."""
+        return None
+
+    def unknown_head(self, name: str) -> Target | None:
+        """The head of an expression no scope binds (Rust: an external crate)."""
+        return None
+
+    def impl_type(self, scope: Any, rel: str, impl: dict[str, Any], found: Target | None) -> Target | None:
+        """The type a method block (``impl``, Go receiver) attaches to, given the name's resolution."""
+        return found
+
+    def implicit_alias(self, target: Target | None, alias: str) -> str:
+        """The local name of an import that names no alias itself (Go: the package's own name)."""
+        return alias
+
+    def package_tops(self, package: str) -> dict[str, str] | None:
+        """Top-level names of a package this language knows (``("pkg", name)`` targets)."""
+        return None
+
+    def package_files(self, package: str) -> list[str] | None:
+        """Files of a package this language knows."""
+        return None
+
+    def notes(self) -> dict[str, dict[str, Any]]:
+        """Per-node notes of the resolution (node id -> attributes), e.g. config files' missing parents."""
+        return {}
+
+
 @dataclass(frozen=True)
 class Language:
     """Everything the extractor needs to know about one language."""
@@ -63,7 +129,7 @@ class Language:
     wrappers: tuple[str, ...] = ()
     # Member-call node types: type -> (receiver field, name field).
     member_calls: dict[str, tuple[str, str]] = field(default_factory=dict)
-    docstring: str = "comment"  # "python": first string in the body; "comment": comment above
+    docstring: str = "comment"  # "body": first string in the body (Python); "comment": comment above
     self_names: tuple[str, ...] = ()  # receivers that mean "this object"
     super_receivers: tuple[str, ...] = ()
     bare_calls_see_members: bool = False  # Java: foo() inside a class means this.foo()
@@ -77,6 +143,11 @@ class Language:
     receiver_methods: str | None = None
     # What a module's root says of its names, kept in the file's code meta (Python: ``__all__``, aliases).
     module_meta: Callable[[Node, bytes], dict[str, Any]] | None = None
+    # A file's dotted module name from its path, for languages whose modules have one (Python).
+    module_name: Callable[[str], str] | None = None
+    # How the scope-wide resolver settles this language's imports and names (languages sharing a
+    # class, such as JavaScript/TypeScript/TSX, share one instance per resolution).
+    resolver: type[Resolver] = Resolver
 
     @property
     def ts_language(self) -> ts.Language:

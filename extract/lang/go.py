@@ -1,8 +1,12 @@
-"""Go: its table entry (query, imports, embedded types as bases, type-spec subkinds)."""
+"""Go: its table entry (query, imports, embedded types as bases, type-spec subkinds) and its packages."""
 
 from __future__ import annotations
 
-from .base import ImportSpec, Language, Node, base_name, string_value, text
+import posixpath
+from collections import defaultdict
+from typing import Any
+
+from .base import ImportSpec, Language, Node, Resolver, Target, base_name, string_value, text
 
 _GO_BUILTINS = frozenset(
     "append cap clear close complex copy delete imag len make max min new panic print println real "
@@ -58,6 +62,57 @@ def _go_subkind(node: Node) -> str:
     return {"struct_type": "struct", "interface_type": "interface"}.get(body.type if body else "", "type")
 
 
+class GoResolver(Resolver):
+    """Packages are folders: import paths through ``go.mod`` module paths, names shared folder-wide."""
+
+    def index(self, scope: Any, files: list[str]) -> None:
+        self.modules: list[tuple[str, str]] = []
+        for rel, code in sorted(scope.code.items()):
+            if code.get("go_module"):
+                self.modules.append((posixpath.dirname(rel), code["go_module"]))
+        self.modules.sort(key=lambda m: -len(m[1]))
+        self.pkg_files: dict[str, list[str]] = defaultdict(list)
+        self.pkg_tops: dict[str, dict[str, str]] = defaultdict(dict)
+        self.pkg_name: dict[str, str] = {}
+        for rel in files:
+            directory = posixpath.dirname(rel)
+            if scope.code[rel].get("package", "").endswith("_test"):
+                continue
+            self.pkg_files[directory].append(rel)
+            self.pkg_name.setdefault(directory, scope.code[rel].get("package", ""))
+            for name, loc in scope.code[rel].get("tops", {}).items():
+                self.pkg_tops[directory].setdefault(name, loc)
+
+    def module_of(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        path = spec.get("module", "")
+        for directory, module in self.modules:
+            if path == module or path.startswith(module + "/"):
+                pkg = posixpath.normpath(posixpath.join(directory, path[len(module) :].lstrip("/")))
+                pkg = "" if pkg == "." else pkg
+                return ("pkg", pkg) if pkg in self.pkg_files else None
+        return ("ext", path)
+
+    def name_fallback(self, scope: Any, rel: str, name: str) -> Target | None:
+        loc = self.pkg_tops.get(posixpath.dirname(rel), {}).get(name)
+        return ("sym", loc) if loc else None
+
+    def impl_type(self, scope: Any, rel: str, impl: dict[str, Any], found: Target | None) -> Target | None:
+        """A method's receiver type is declared in the same package, never imported."""
+        loc = self.pkg_tops.get(posixpath.dirname(rel), {}).get(impl["type"])
+        return ("sym", loc) if loc else None
+
+    def implicit_alias(self, target: Target | None, alias: str) -> str:
+        if target is not None and target[0] == "pkg":
+            return self.pkg_name.get(target[1]) or alias
+        return alias
+
+    def package_tops(self, package: str) -> dict[str, str] | None:
+        return self.pkg_tops.get(package)
+
+    def package_files(self, package: str) -> list[str] | None:
+        return self.pkg_files.get(package)
+
+
 LANGUAGE = Language(
     name="go",
     grammar="go",
@@ -69,4 +124,5 @@ LANGUAGE = Language(
     builtins=_GO_BUILTINS,
     subkind=_go_subkind,
     receiver_methods="method_declaration",
+    resolver=GoResolver,
 )

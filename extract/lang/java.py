@@ -1,8 +1,13 @@
-"""Java: its table entry (query, imports, extends/implements as bases)."""
+"""Java: its table entry (query, imports, extends/implements as bases) and its packages."""
 
 from __future__ import annotations
 
-from .base import ImportSpec, Language, Node, base_name, text
+from collections import defaultdict
+from typing import Any
+
+from vault_kg.core.model import LOCATOR_SEP
+
+from .base import ImportSpec, Language, Node, Resolver, Target, base_name, text
 
 _JAVA_BUILTINS = frozenset("super this".split())
 _JAVA_QUERY = """
@@ -48,6 +53,37 @@ def _java_bases(node: Node, src: bytes) -> list[tuple[str, str]]:
     return out
 
 
+class JavaResolver(Resolver):
+    """Packages by their ``package`` declaration: a name is visible package-wide, imports name classes."""
+
+    def index(self, scope: Any, files: list[str]) -> None:
+        self.pkg: dict[str, dict[str, str]] = defaultdict(dict)
+        for rel in files:
+            package = scope.code[rel].get("package", "")
+            for name, loc in scope.code[rel].get("tops", {}).items():
+                self.pkg[package].setdefault(name, loc)
+
+    def module_of(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        module = spec.get("module", "")
+        if module in self.pkg:
+            return ("pkg", module)
+        head, _, last = module.rpartition(".")
+        if last in self.pkg.get(head, {}):
+            return ("sym", self.pkg[head][last])
+        return ("ext", module)
+
+    def name_fallback(self, scope: Any, rel: str, name: str) -> Target | None:
+        loc = self.pkg.get(scope.code[rel].get("package", ""), {}).get(name)
+        return ("sym", loc) if loc else None
+
+    def package_tops(self, package: str) -> dict[str, str] | None:
+        return self.pkg.get(package)
+
+    def package_files(self, package: str) -> list[str] | None:
+        tops = self.pkg.get(package)
+        return sorted({loc.split(LOCATOR_SEP, 1)[0] for loc in tops.values()}) if tops else None
+
+
 LANGUAGE = Language(
     name="java",
     grammar="java",
@@ -60,4 +96,5 @@ LANGUAGE = Language(
     super_receivers=("super",),
     bare_calls_see_members=True,
     builtins=_JAVA_BUILTINS,
+    resolver=JavaResolver,
 )

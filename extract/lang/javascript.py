@@ -1,8 +1,15 @@
-"""TypeScript, TSX and JavaScript: one family, three entries (grammar, extensions, query, JSX)."""
+"""TypeScript, TSX and JavaScript: one family, three entries (grammar, extensions, query, JSX), one resolver."""
 
 from __future__ import annotations
 
-from .base import ImportSpec, Language, Node, base_name, string_value, text
+import posixpath
+from typing import Any
+
+from extract.js_config import LANGUAGE as JS_CONFIG
+from extract.js_paths import JsPathMapper
+from vault_kg.core.model import file_id
+
+from .base import ImportSpec, Language, Node, Resolver, Target, base_name, string_value, text
 
 _JS_BUILTINS = frozenset(
     "require parseInt parseFloat isNaN isFinite encodeURIComponent decodeURIComponent encodeURI "
@@ -124,6 +131,77 @@ def _js_bases(node: Node, src: bytes) -> list[tuple[str, str]]:
     return out
 
 
+_JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+
+
+def _package_name(module: str) -> str:
+    """The npm package a bare specifier names (``@scope/pkg/sub`` -> ``@scope/pkg``)."""
+    module = module.removeprefix("node:")
+    parts = module.split("/")
+    return "/".join(parts[:2]) if module.startswith("@") else parts[0]
+
+
+class JsResolver(Resolver):
+    """Relative specifiers by file, index file and extension; bare ones through tsconfig/jsconfig paths."""
+
+    def index(self, scope: Any, files: list[str]) -> None:
+        self.files = set(files)
+        self.paths = JsPathMapper({rel: scope.code[rel].get("js_config", {}) for rel in scope.files(JS_CONFIG)})
+
+    def module_of(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        module = spec.get("module", "")
+        if module.startswith("."):
+            found = self._lookup(posixpath.normpath(posixpath.join(posixpath.dirname(rel), module)))
+            return ("mod", found) if found else None
+        return self._bare(rel, module)
+
+    def _bare(self, rel: str, module: str) -> Target | None:
+        """A bare specifier: a file through tsconfig/jsconfig path mapping, else an external package."""
+        candidates, claimed = self.paths.candidates(rel, module)
+        for base in candidates:
+            found = self._lookup(base)
+            if found:
+                return ("mod", found)
+        return None if claimed else ("ext", _package_name(module))
+
+    def _lookup(self, base: str) -> str | None:
+        """The file a scope-relative import path names: itself, with an extension, or its index file."""
+        stems = [base]
+        for ext in (".js", ".jsx", ".mjs", ".cjs"):
+            if base.endswith(ext):
+                stems.append(base[: -len(ext)])
+        for stem in stems:
+            if stem in self.files:
+                return stem
+            for ext in _JS_EXTS:
+                if stem + ext in self.files:
+                    return stem + ext
+            for ext in _JS_EXTS:
+                if f"{stem}/index{ext}" in self.files:
+                    return f"{stem}/index{ext}"
+        return None
+
+    def module_member(self, scope: Any, rel: str, name: str) -> Target | None:
+        code = scope.code.get(rel, {})
+        if name == "default" and code.get("default_export"):
+            loc = code.get("tops", {}).get(code["default_export"])
+            if loc:
+                return ("sym", loc)
+        return None
+
+    def exports_import(self, spec: ImportSpec) -> bool:
+        return bool(spec.get("reexport"))
+
+    def notes(self) -> dict[str, dict[str, Any]]:
+        """Config files whose ``extends`` names a file that is not there."""
+        out: dict[str, dict[str, Any]] = {}
+        for config in self.paths.configs:
+            missing = self.paths.missing_extends(config)
+            if missing:
+                out[file_id(config)] = {"unresolved_extends": missing}
+        return out
+
+
 def _js_family(name: str, extensions: tuple[str, ...], query: str, jsx: bool) -> Language:
     """TypeScript, TSX and JavaScript share everything but the grammar, extensions, query and JSX."""
     return Language(
@@ -139,6 +217,7 @@ def _js_family(name: str, extensions: tuple[str, ...], query: str, jsx: bool) ->
         super_receivers=("super",),
         builtins=_JS_BUILTINS,
         jsx_elements=_JSX_ELEMENTS if jsx else frozenset(),
+        resolver=JsResolver,
     )
 
 

@@ -1,10 +1,11 @@
-"""Python: its table entry (query, imports, bases, builtins) and its module names."""
+"""Python: its table entry (query, imports, bases, builtins), its module names and how imports resolve."""
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
-from .base import ImportSpec, Language, Node, base_name, text
+from .base import ImportSpec, Language, Node, Resolver, Target, base_name, text
 
 _PY_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod compile "
@@ -132,6 +133,79 @@ def _module_meta(root: Node, src: bytes) -> dict[str, Any]:
     return meta
 
 
+def _package_chain_name(relpath: str, package_dirs: set[str]) -> str:
+    """Dotted name by Python's rule: walk up while the folder is a package (has ``__init__``)."""
+    stem = relpath.rsplit(".", 1)[0]
+    parts = stem.split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    directory = posixpath.dirname(relpath)
+    depth = 0
+    while directory and directory in package_dirs:
+        depth += 1
+        directory = posixpath.dirname(directory)
+    keep = depth + (0 if posixpath.basename(relpath).startswith("__init__.") else 1)
+    return ".".join(parts[-keep:]) if keep else ""
+
+
+def _up(rel: str, level: int) -> str:
+    """The folder a relative import of ``level`` dots starts from."""
+    directory = posixpath.dirname(rel)
+    for _ in range(level - 1):
+        directory = posixpath.dirname(directory)
+    return directory
+
+
+class PythonResolver(Resolver):
+    """Modules by dotted name (``src/`` layout and package chains), relative imports by folder."""
+
+    star_hides_private = True
+
+    def index(self, scope: Any, files: list[str]) -> None:
+        self.files = set(files)
+        package_dirs = {posixpath.dirname(rel) for rel in files if posixpath.basename(rel).startswith("__init__.")}
+        self.modules: dict[str, str] = {}
+        for rel in files:
+            self.modules.setdefault(python_module_name(rel), rel)
+            self.modules.setdefault(_package_chain_name(rel, package_dirs), rel)
+        self.tops = {name.split(".")[0] for name in self.modules}
+
+    def _file(self, directory: str, parts: list[str]) -> str | None:
+        base = posixpath.join(directory, *parts) if parts else directory
+        for candidate in (base + ".py", base + "/__init__.py", base + ".pyi", base + "/__init__.pyi"):
+            candidate = candidate.lstrip("/")
+            if candidate in self.files:
+                return candidate
+        return None
+
+    def module_of(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        module = spec.get("module", "")
+        level = spec.get("level", 0)
+        parts = module.split(".") if module else []
+        if level:
+            found = self._file(_up(rel, level), parts)
+            return ("mod", found) if found else None
+        found = self.modules.get(parts[0]) if spec.get("head") else self.modules.get(module)
+        if found:
+            return ("mod", found)
+        return None if parts and parts[0] in self.tops else ("ext", module.split(".")[0] or module)
+
+    def bind_missing(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        """``from . import name``: ``name`` may be a submodule of a folder that is no module itself."""
+        if not spec.get("level"):
+            return None
+        name = spec["name"]
+        found = self._file(_up(rel, spec["level"]), [*spec.get("module", "").split("."), name] if spec.get("module") else [name])
+        return ("mod", found) if found else None
+
+    def module_member(self, scope: Any, rel: str, name: str) -> Target | None:
+        if posixpath.basename(rel).startswith("__init__."):
+            found = self._file(posixpath.dirname(rel), [name])
+            if found:
+                return ("mod", found)
+        return None
+
+
 LANGUAGE = Language(
     name="python",
     grammar="python",
@@ -141,9 +215,11 @@ LANGUAGE = Language(
     bases=_py_bases,
     wrappers=("decorated_definition",),
     member_calls={"attribute": ("object", "attribute")},
-    docstring="python",
+    docstring="body",
     self_names=("self", "cls"),
     super_receivers=("super()",),
     builtins=_PY_BUILTINS,
     module_meta=_module_meta,
+    module_name=python_module_name,
+    resolver=PythonResolver,
 )

@@ -1,8 +1,11 @@
-"""Rust: its table entry (query, `use` trees, trait bounds as bases, `impl` blocks)."""
+"""Rust: its table entry (query, `use` trees, trait bounds as bases, `impl` blocks) and its module tree."""
 
 from __future__ import annotations
 
-from .base import ImportSpec, Language, Node, base_name, text
+import posixpath
+from typing import Any
+
+from .base import ImportSpec, Language, Node, Resolver, Target, base_name, text
 
 _RUST_BUILTINS = frozenset("Some Ok Err Box Vec String Option Result drop".split())
 _RUST_QUERY = """
@@ -70,6 +73,82 @@ def _rust_impl_name(node: Node, src: bytes) -> str:
     return f"{base_name(text(trait, src))} for {type_name}" if trait is not None else type_name
 
 
+class RustResolver(Resolver):
+    """Modules by crate root (``lib.rs``/``main.rs``) and path; ``crate::``/``self::``/``super::`` paths."""
+
+    path_roots = frozenset({"crate", "self", "super"})
+
+    def index(self, scope: Any, files: list[str]) -> None:
+        roots = {posixpath.dirname(rel) for rel in files if posixpath.basename(rel) in ("lib.rs", "main.rs")}
+        self.mod: dict[tuple[str, tuple[str, ...]], str] = {}
+        self.path: dict[str, tuple[str, tuple[str, ...]]] = {}
+        for rel in files:
+            directory = posixpath.dirname(rel)
+            root = directory
+            while root and root not in roots:
+                root = posixpath.dirname(root)
+            if root not in roots:
+                root = directory
+            inner = rel[len(root) :].lstrip("/")[: -len(".rs")].split("/") if root else rel[: -len(".rs")].split("/")
+            if inner[-1] in ("mod", "lib", "main") and (inner[-1] == "mod" or len(inner) == 1):
+                inner = inner[:-1]
+            key = (root, tuple(p for p in inner if p))
+            self.mod.setdefault(key, rel)
+            self.path[rel] = key
+
+    def module_of(self, scope: Any, rel: str, spec: ImportSpec) -> Target | None:
+        return self.resolve_path(scope, rel, spec.get("module", "").split("::"))
+
+    def _submodule(self, rel: str, name: str) -> Target | None:
+        root, path = self.path.get(rel, ("", ()))
+        found = self.mod.get((root, (*path, name)))
+        return ("mod", found) if found else None
+
+    def module_member(self, scope: Any, rel: str, name: str) -> Target | None:
+        return self._submodule(rel, name)
+
+    def name_fallback(self, scope: Any, rel: str, name: str) -> Target | None:
+        return self._submodule(rel, name)
+
+    def unknown_head(self, name: str) -> Target | None:
+        return ("ext", name)
+
+    def resolve_path(self, scope: Any, rel: str, parts: list[str]) -> Target | None:
+        """A Rust path from a ``use`` or an expression: ``crate::``, ``self::``, ``super::`` or a name."""
+        if rel not in self.path or not parts:
+            return None
+        root, path = self.path[rel]
+        first, rest = parts[0], parts[1:]
+        if first == "crate":
+            current: tuple[str, ...] = ()
+        elif first in ("self", "super"):
+            current = path
+            while rest is not None and first == "super":
+                current = current[:-1]
+                if rest and rest[0] == "super":
+                    first, rest = rest[0], rest[1:]
+                else:
+                    break
+        else:
+            head = scope.resolve_name(rel, None, first) if first != parts[-1] or len(parts) > 1 else None
+            if head is None:
+                found = self.mod.get((root, (*path, first))) or self.mod.get((root, (first,)))
+                head = ("mod", found) if found else ("ext", first)
+            for part in rest:
+                head = scope.member(head, part)
+            return head
+        module = self.mod.get((root, current))
+        target: Target | None = ("mod", module) if module else None
+        for part in rest:
+            deeper = self.mod.get((root, (*current, part)))
+            if deeper and target is not None and target[0] == "mod":
+                current = (*current, part)
+                target = ("mod", deeper)
+            else:
+                target = scope.member(target, part)
+        return target
+
+
 LANGUAGE = Language(
     name="rust",
     grammar="rust",
@@ -81,4 +160,5 @@ LANGUAGE = Language(
     self_names=("self", "Self"),
     builtins=_RUST_BUILTINS,
     impl_name=_rust_impl_name,
+    resolver=RustResolver,
 )
