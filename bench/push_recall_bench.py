@@ -119,4 +119,8 @@ def in_process(vault: Path, config: Path, strong: str, runs: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import record
+
+    with record("push_recall_bench"):
+        main()
