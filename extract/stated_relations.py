@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .entities import canonical_name
-from .links import HEADING_RE
+from .links import HEADING_RE, WIKILINK_RE, parse_wikilink
 from .relation_types import INVERSES
 
 # heading words -> (relation, True when the item is the source and the note the target)
@@ -53,11 +53,11 @@ PROPERTIES: dict[str, tuple[str, bool]] = {
 }
 
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
-_WIKILINK = re.compile(r"!?\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|([^\]]*))?\]\]")
 _BOLD = re.compile(r"\*\*([^*]{1,60})\*\*|__([^_]{1,60})__")
 _LEAD = re.compile(r"^([A-Z0-9][\w.+-]*(?:\s+[A-Z0-9][\w.+-]*){0,3})")
 _NEGATED = re.compile(r"\b(?:not|never|no longer|no more|removed|retired|deprecated|dropped|deleted|without)\b", re.IGNORECASE)
 _AFTER_LEAD = re.compile(r"^\s*(?:$|[—–:(,;]|-\s)")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _CODE_ONLY = re.compile(r"^\s*`[^`]*`\s*$")
 _ROW_SUBJECTS = frozenset({"service", "tool", "project", "api", None})
 _DASH = {"", "-", "—", "–", "n/a", "none", "tbd", "?"}
@@ -70,22 +70,30 @@ def _name_in(text: str) -> str | None:
     text = text.strip()
     if _CODE_ONLY.match(text):
         return None
-    found = sorted((m.start(), _link_name(m) if m.re is _WIKILINK else (m.group(1) or m.group(2)).strip())
-                   for m in (*_WIKILINK.finditer(text), *_BOLD.finditer(text)))
+    found = _names(text)
     if found:
-        return found[0][1]
+        return found[0]
     lead = _LEAD.match(text.replace("`", ""))
     if lead and _AFTER_LEAD.match(text.replace("`", "")[lead.end():]):
         return lead.group(1)
     return None
 
 
+def _names(text: str, links_in: str | None = None) -> list[str]:
+    """The wikilinked and bold names in `text`, in order (wikilinks looked for in `links_in`)."""
+    found = [(m.start(), _link_name(m)) for m in WIKILINK_RE.finditer(text if links_in is None else links_in)]
+    found += [(m.start(), (m.group(1) or m.group(2)).strip()) for m in _BOLD.finditer(text)]
+    return [name for _, name in sorted(found) if name]
+
+
 def _link_name(match: re.Match[str]) -> str:
-    return match.group(1).strip().rsplit("/", 1)[-1]
+    """The note a wikilink names, read the way the vault graph reads it (`links.parse_wikilink`)."""
+    return parse_wikilink(match.group(2))[0].rsplit("/", 1)[-1]
 
 
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """A table row's cells; `\\|` inside a cell (Obsidian's escaped pipe in `[[Note\\|label]]`) does not split."""
+    return [c.strip() for c in _CELL_SPLIT.split(line.strip().strip("|"))]
 
 
 def _cell_name(cell: str) -> str | None:
@@ -93,10 +101,9 @@ def _cell_name(cell: str) -> str | None:
     without a parenthesised remark when it is short (up to 4 words)."""
     if _CODE_ONLY.match(cell):
         return None
-    found = sorted((m.start(), _link_name(m) if m.re is _WIKILINK else (m.group(1) or m.group(2)).strip())
-                   for m in (*_WIKILINK.finditer(cell.split("(")[0]), *_BOLD.finditer(cell)))
+    found = _names(cell, links_in=cell.split("(")[0])
     if found:
-        return found[0][1]
+        return found[0]
     text = re.sub(r"\([^)]*\)", "", cell).replace("`", "").strip(" .")
     if text.casefold() in _DASH or len(text.split()) > 4 or re.search(r"[.;:!?]", text):
         return None
@@ -197,14 +204,14 @@ def _table_row(header: list[str], cells: list[str], subject: str, subject_type: 
 def _about(first: str, cells: list[str]) -> str | None:
     """What a table row is about: the wikilink its first cell starts with, or a wikilink elsewhere
     in the row whose name the first cell mentions ("Envoy config" with "(see [[Envoy]])")."""
-    link = _WIKILINK.match(first.strip())
-    if link:
+    link = WIKILINK_RE.match(first.strip())
+    if link and _link_name(link):
         return _link_name(link)
     lowered = first.casefold()
     for cell in cells[1:]:
-        for match in _WIKILINK.finditer(cell):
+        for match in WIKILINK_RE.finditer(cell):
             name = _link_name(match)
-            if re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", lowered):
+            if name and re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", lowered):
                 return name
     return None
 

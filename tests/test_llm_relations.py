@@ -100,6 +100,11 @@ def test_stated_relations_from_lists_tables_and_properties() -> None:
     assert {r["line"] for r in found if r["target"] == "Kafka"} == {11}
 
 
+def test_a_table_link_with_an_escaped_pipe_names_its_note_as_the_vault_graph_does() -> None:
+    raw, _ = prose_lines("# Gateway\n\n| Service | Owner |\n| --- | --- |\n| Gateway | [[Marta Kowalczyk\\|Marta]] |\n")
+    assert _triples(stated_relations(raw, "Gateway", None, "service")) == {("Marta Kowalczyk", "owns", "Gateway")}
+
+
 def test_a_decisions_table_owner_owns_the_step_not_the_decision() -> None:
     raw, _ = prose_lines("# ADR-9\n\n| Step | Owner |\n| --- | --- |\n| Dual-publish from the gateway | Marta |\n")
     assert stated_relations(raw, "ADR-9", None, "decision") == []
