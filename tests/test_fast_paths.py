@@ -15,7 +15,6 @@ import marshal
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -30,7 +29,8 @@ from vault_kg.engine import run
 from vault_kg.ranking import deferring_communities
 from vault_kg.scopes import vault_scope
 
-ARTIFACTS = ("graph.json", "GRAPH_REPORT.md", "brief.json")
+from scratch_build import artifacts, scratch
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -51,18 +51,6 @@ def _vault(root: Path, notes: int = 60, seed: int = 5) -> Path:
         links = " ".join(f"[[Note {rng.randrange(side, notes, 2)}]]" for _ in range(3))
         (root / f"Note {i}.md").write_text(f"---\nsummary: note {i}\ntags: [topic/t{side}]\n---\n{links} [[Missing {i % 7}]]\n\ntext {i}\n")
     return root
-
-
-def _artifacts(vault: Path) -> dict[str, bytes]:
-    return {name: (vault / "kg-out" / name).read_bytes() for name in ARTIFACTS}
-
-
-def _scratch(vault: Path, tmp_path: Path) -> dict[str, bytes]:
-    copy = tmp_path / "scratch"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(vault, copy, ignore=shutil.ignore_patterns("kg-out"))
-    run(vault_scope(copy))
-    return {name: data.replace(str(copy).encode(), str(vault).encode()) for name, data in _artifacts(copy).items()}
 
 
 def _graph(vault: Path) -> dict:
@@ -230,7 +218,7 @@ def test_a_hook_defers_clustering_and_the_job_brings_back_the_scratch_bytes(tmp_
     assert result.extra["ranking"] == "reused" and result.extra["communities"] == "deferred"
     assert cluster_job.settle(scope)
     assert _graph(vault)["graph"]["stamp"] == {"graph": stamp["graph"], "communities": stamp["graph"]}
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
     again = run(scope)
     assert not again.written and "communities" not in again.extra
 
@@ -244,7 +232,7 @@ def test_an_update_outside_a_hook_clusters_what_a_hook_deferred(tmp_path: Path) 
     assert quick_update.probe(scope) is None  # the deferred clustering is work to do
     result = run(scope)
     assert result.written and "communities" not in result.extra
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
 
 
 def test_the_job_reclusters_when_an_edit_lands_after_its_snapshot(tmp_path: Path) -> None:
@@ -259,7 +247,7 @@ def test_the_job_reclusters_when_an_edit_lands_after_its_snapshot(tmp_path: Path
     assignment, communities = rank.communities(nodes, table, ranks)
     assert not cluster_job.install(scope.out, digest, ranks, assignment, communities)  # stale: refused
     assert cluster_job.settle(scope)
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
 
 
 def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_path: Path) -> None:
@@ -278,7 +266,7 @@ def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_pa
             break
         time.sleep(0.2)
     assert stamp["graph"] == stamp["communities"], (vault / "kg-out" / "communities.log").read_text()
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
 
 
 # the edge table kept as bytes ------------------------------------------------------------------
@@ -318,8 +306,8 @@ def test_a_prose_edit_keeps_the_table_and_never_imports_numpy(tmp_path: Path) ->
     )
     done = subprocess.run([sys.executable, "-c", code, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
     assert "RANKING reused NUMPY False" in done.stdout, done.stdout + done.stderr
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
     note.write_text(note.read_text() + "\nand a link to [[Note 12]]\n")
     result = run(scope, paths=[note])  # the edges changed: the table is patched with numpy, ranks computed
     assert result.extra["ranking"] == "computed"
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)

@@ -8,7 +8,6 @@ update cheap, so a regression that silently falls back to re-deriving everything
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,8 @@ from vault_kg import rank
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 
-ARTIFACTS = ("graph.json", "GRAPH_REPORT.md", "brief.json")
+from scratch_build import artifacts, scratch
+
 
 
 def _vault(root: Path, notes: int = 60, seed: int = 3) -> Path:
@@ -31,18 +31,6 @@ def _vault(root: Path, notes: int = 60, seed: int = 3) -> Path:
         body = "\n".join(f"## Part {k}\ntext {k}" for k in range(3))
         (root / f"Note {i}.md").write_text(f"---\nsummary: note {i}\ntags: [{tags}, scope/global]\n---\n{links} {heading}\n{body}\n")
     return root
-
-
-def _artifacts(vault: Path) -> dict[str, bytes]:
-    return {name: (vault / "kg-out" / name).read_bytes() for name in ARTIFACTS}
-
-
-def _scratch(vault: Path, tmp_path: Path) -> dict[str, bytes]:
-    copy = tmp_path / "scratch"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(vault, copy, ignore=shutil.ignore_patterns("kg-out"))
-    run(vault_scope(copy))
-    return {name: data.replace(str(copy).encode(), str(vault).encode()) for name, data in _artifacts(copy).items()}
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +46,7 @@ def test_one_note_edit_rederives_only_the_owners_it_reaches(tmp_path: Path) -> N
     result = run(vault_scope(vault), paths=[note])
     assert result.extra["rederived_owners"] != "all"
     assert 1 <= result.extra["rederived_owners"] <= 5
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
 
 
 def test_new_target_and_deleted_note_rederive_their_referrers(tmp_path: Path) -> None:
@@ -66,11 +54,11 @@ def test_new_target_and_deleted_note_rederive_their_referrers(tmp_path: Path) ->
     run(vault_scope(vault))
     (vault / "Note 61.md").write_text("---\nsummary: appears\n---\nhello\n")
     run(vault_scope(vault), paths=[vault / "Note 61.md"])
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
     (vault / "Note 3.md").unlink()
     result = run(vault_scope(vault), paths=[vault / "Note 3.md"])
     assert result.removed == ["Note 3.md"]
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
 
 
 def test_patched_table_equals_a_full_table(tmp_path: Path) -> None:
@@ -123,8 +111,8 @@ def test_a_prose_edit_reuses_ranks_and_communities(tmp_path: Path) -> None:
     note.write_text(note.read_text() + "\nJust more prose, no links, no tags.\n")
     result = run(vault_scope(vault), paths=[note])
     assert result.extra["ranking"] == "reused"
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)
     note.write_text(note.read_text() + "\nand now a link to [[Note 10]]\n")
     result = run(vault_scope(vault), paths=[note])
     assert result.extra["ranking"] == "computed"
-    assert _artifacts(vault) == _scratch(vault, tmp_path)
+    assert artifacts(vault) == scratch(vault, tmp_path)

@@ -1,0 +1,25 @@
+"""An incremental result against a from-scratch build of the same vault, byte for byte."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from vault_kg.engine import run
+from vault_kg.scopes import vault_scope
+
+ARTIFACTS = ("graph.json", "GRAPH_REPORT.md", "brief.json")
+
+
+def artifacts(vault: Path) -> dict[str, bytes]:
+    """The vault's artifacts as they are on disk."""
+    return {name: (vault / "kg-out" / name).read_bytes() for name in ARTIFACTS}
+
+
+def scratch(vault: Path, tmp_path: Path) -> dict[str, bytes]:
+    """The artifacts a fresh build of a copy of the vault writes, with the copy's path put back."""
+    copy = tmp_path / "scratch"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(vault, copy, ignore=shutil.ignore_patterns("kg-out"))
+    run(vault_scope(copy))
+    return {name: data.replace(str(copy).encode(), str(vault).encode()) for name, data in artifacts(copy).items()}
