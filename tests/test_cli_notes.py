@@ -84,3 +84,12 @@ def test_remember_neighbors_and_brief(vault: Path) -> None:
     assert bad.returncode == 1 and "--direction" in bad.stderr
     brief = kg("brief", vault=vault)
     assert brief.returncode == 0 and brief.stdout.startswith("<vault-kg-brief>") and "Central notes in the vault" in brief.stdout
+
+
+def test_append_keeps_a_crlf_note_crlf_and_every_existing_byte(vault: Path) -> None:
+    crlf = vault / "notes" / "Windows Note.md"
+    crlf.parent.mkdir(exist_ok=True)
+    before = b"---\r\nsummary: Written on Windows.\r\ntags: [tool/x, scope/global]\r\n---\r\n# Windows Note\r\n\r\nBody.\r\n"
+    crlf.write_bytes(before)
+    assert kg("note", "append", "notes/Windows Note.md", "-", vault=vault, input="One more line.\nAnd another.\n").returncode == 0
+    assert crlf.read_bytes() == before + b"\r\nOne more line.\r\nAnd another.\r\n"

@@ -166,7 +166,9 @@ def append_note(vault: Scope, name: str, text: str, long_lived: bool = False) ->
     if not text.strip():
         raise KgError("nothing to append: the text is empty")
     rel, old = _editable(vault, name)
-    new = old.rstrip("\n") + "\n\n" + text.strip("\n") + "\n"
+    eol = "\r\n" if "\r\n" in old else "\n"  # the note's own line ending: no other byte of it changes
+    added = text.strip("\r\n").replace("\r\n", "\n").replace("\n", eol)
+    new = old.rstrip("\r\n") + eol + eol + added + eol
     return _save(vault, rel, old, new, text, "appended", long_lived)
 
 
