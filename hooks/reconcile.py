@@ -87,8 +87,8 @@ def launch(targets: list[dict[str, str]]) -> None:
 def handle(payload: dict[str, Any]) -> None:
     """Full update of each target scope (`{"kind": "vault"|"code", "name", "root"}`), then stamp."""
     from vault_kg.core.config import load_config
-    from vault_kg.engine import run
     from vault_kg.scopes import project_scope, vault_scope
+    from vault_kg.updating import update_scope
 
     cfg = load_config()
     failures = []
@@ -96,10 +96,7 @@ def handle(payload: dict[str, Any]) -> None:
         root = Path(target["root"])
         try:
             scope = vault_scope(root, cfg=cfg) if target["kind"] == "vault" else project_scope(target["name"], cfg)
-            result = run(scope)
-            from vault_kg.llm_worker import after_update
-
-            after_update(scope, result, cfg, hook=True)
+            update_scope(scope, cfg=cfg)
         except Exception as exc:
             failures.append(f"{root}: {exc}")
             (root / OUT_DIRNAME / STARTED).unlink(missing_ok=True)  # the next session tries again
