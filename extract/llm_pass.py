@@ -160,6 +160,19 @@ def _changed(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
     return {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
 
 
+def _changed_aliases(old: dict[str, list[str]], new: dict[str, list[str]]) -> set[str]:
+    """The names whose meaning an alias change touches: the title and every alias it had or has,
+    since verification maps each alias back to its title (a new note claiming an existing alias
+    changes how that alias reads in every note that names it)."""
+    from .entities import canonical_name
+
+    names: set[str] = set()
+    for title in _changed(old, new):
+        names.add(title)
+        names.update(canonical_name(a) for a in (*old.get(title, ()), *new.get(title, ())))
+    return names
+
+
 def enrich(ctx: PassContext) -> None:
     """Verify newly answered notes, and re-verify the answered notes whose names changed meaning."""
     if ctx.scope.kind != "vault" or not _settings(ctx).enabled:
@@ -179,7 +192,7 @@ def enrich(ctx: PassContext) -> None:
         return
     alias_map, title_index = name_tables(exts)
     old = ctx.cache.get_blob(NAMES_BLOB)
-    changed = None if old is None else _changed(old[0], alias_map) | _changed(old[1], title_index)
+    changed = None if old is None else _changed_aliases(old[0], alias_map) | _changed(old[1], title_index)
     for rel in sorted(answered):
         llm = exts[rel].hot("llm")
         if llm["status"] == "answered" or changed is None or changed.intersection(llm["names"]):

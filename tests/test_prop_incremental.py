@@ -169,6 +169,14 @@ def test_model_answers_survive_renames_and_alias_changes(fake_model: str) -> Non
 # ------------------------------------------------------------------ shrunk counterexamples, replayed
 
 
+def test_a_new_note_claiming_an_alias_reverifies_the_notes_that_name_it(fake_model: str) -> None:
+    """CI find: a new note whose aliases include one another note already had changed which title
+    that alias reads as, but only notes naming the new title were re-verified, so a stale
+    relation survived in the note that named the alias (incremental 7 `uses` edges, scratch 6)."""
+    check_sequence(369358, [("answer", "vault", 0, 0), ("create", "vault", 0, 1340)], model_url=fake_model)
+
+
+
 def test_move_updated_by_both_folders_indexes_the_note_once() -> None:
     """Soak find: a move updated as `kg update OLD_FOLDER NEW_FOLDER` where one folder holds the
     other listed the note twice, so it was extracted twice and its full-text row inserted twice
