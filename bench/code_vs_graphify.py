@@ -5,7 +5,7 @@ then times whole processes for each tool: cold build, update after a one-file ed
 update. Peak RSS and CPU time come from ``os.wait4`` on each process. Prints ratios kg/Graphify
 plus call-edge counts and resolved cross-file calls read from both tools' graph.json.
 
-    python bench/code_vs_graphify.py [--graphify /tmp/graphify-venv/bin/graphify] [--kg kg]
+    python bench/code_vs_graphify.py [--graphify ~/graphify-venv/bin/graphify] [--kg kg]
 
 Graphify (``pip install graphifyy``) lives in its own venv; its ``update <path>`` is the AST-only
 route. An in-process figure for the code adapter alone (list + extract + resolve) is printed too.
@@ -105,7 +105,10 @@ def ratio(a: float, b: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--graphify", default="/tmp/graphify-venv/bin/graphify")
+    parser.add_argument(
+        "--graphify", default=shutil.which("graphify") or str(Path.home() / "graphify-venv" / "bin" / "graphify"),
+        help="Graphify's CLI (default: on PATH, else ~/graphify-venv, as docs/performance.md sets it up)",
+    )
     parser.add_argument("--kg", default=shutil.which("kg") or str(Path(sys.executable).parent / "kg"))
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
