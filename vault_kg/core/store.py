@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,17 +139,47 @@ def write_if_changed(path: Path, data: bytes) -> bool:
 
 @contextmanager
 def scope_lock(layout: Layout, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Serialize writers of one scope; a second `kg update` waits its turn instead of corrupting."""
+    """Serialize writers of one scope; a second `kg update` waits its turn instead of corrupting.
+
+    An exclusive `flock` on `kg-out/.lock`, polled like filelock's (which other writers of the
+    same file, such as `vault_kg.quick_update`'s probe, agree with); filelock itself costs an
+    agent's every edit more to import than the lock takes, so it is used only where there is no
+    `fcntl` (Windows)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        with _filelock(layout, timeout):
+            yield
+        return
+    fd = os.open(layout.lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise _busy(layout, timeout) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
+def _busy(layout: Layout, timeout: float) -> StoreBusy:
+    return StoreBusy(f"{layout.lock}: another kg process has held this scope for {timeout:.0f}s; wait for it to finish or raise KG_LOCK_TIMEOUT")
+
+
+@contextmanager
+def _filelock(layout: Layout, timeout: float) -> Iterator[None]:  # pragma: no cover - Windows
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(layout.lock))
     try:
         lock.acquire(timeout=timeout)
     except Timeout as exc:
-        raise StoreBusy(
-            f"{layout.lock}: another kg process has held this scope for {timeout:.0f}s; "
-            "wait for it to finish or raise KG_LOCK_TIMEOUT"
-        ) from exc
+        raise _busy(layout, timeout) from exc
     try:
         yield
     finally:
