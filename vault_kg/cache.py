@@ -29,8 +29,13 @@ from .core.model import HOT_META, Extraction
 
 SCHEMA = 12  # 12: markdown links keep the target as written; wikilinks with a table-escaped pipe
 
+# Every file's stat without the extraction blobs beside it: the no-op probe and a full listing
+# read all of them, and a scan of the table would page through every row's blobs to get there.
+STAT_INDEX = "CREATE INDEX IF NOT EXISTS sources_stat ON sources(rel, size, mtime, hash)"
+
 DDL = """
 CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, cold BLOB, res BLOB, res_edges BLOB);
+{STAT_INDEX};
 CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);
 CREATE VIRTUAL TABLE docs USING fts5(node_id UNINDEXED, owner UNINDEXED, label, aliases, summary, body,
     tokenize='porter unicode61 remove_diacritics 2');
@@ -45,7 +50,7 @@ CREATE INDEX edges_owner ON edges(owner);
 CREATE TABLE owner_hash(owner TEXT PRIMARY KEY, h TEXT);
 CREATE TABLE groups(owner TEXT PRIMARY KEY, data BLOB);
 CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB);
-"""
+""".replace("{STAT_INDEX}", STAT_INDEX)
 
 
 @dataclass
@@ -268,6 +273,7 @@ class ScopeCache:
             version = self.con.execute("PRAGMA user_version").fetchone()[0]
             if version == SCHEMA:
                 self.con.execute("SELECT count(*) FROM meta").fetchone()
+                self.con.execute(STAT_INDEX)  # a cache written before the index existed gets it once
                 return
         except sqlite3.OperationalError as exc:
             if _not_corruption(exc):

@@ -7,7 +7,6 @@ leaves the previous file intact. Writers of a scope serialize on `kg-out/.lock`;
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -87,6 +86,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         before = os.stat(path)
     except OSError:
         before = None
+    import tempfile  # here: the paths that only read (a no-op update) never pay for it
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except FileNotFoundError as exc:
