@@ -90,9 +90,13 @@ def split_by_edit(results: dict[str, list[float]], name: str, parts: dict[str, i
     different routes (a prose edit is patched, a link edit resolves and ranks again): each half
     gets its own row, with its own CPU times, right after the row of both."""
     walls, cpus = results[name], CPU[id(results[name])]
-    for part, parity in parts.items():
-        results[part] = walls[parity::2]
-        CPU[id(results[part])] = cpus[parity::2]
+    rows = list(results.items())
+    at = [n for n, _ in rows].index(name) + 1
+    halves = [(part, walls[parity::2]) for part, parity in parts.items()]
+    for (part, values), parity in zip(halves, parts.values()):
+        CPU[id(values)] = cpus[parity::2]
+    results.clear()
+    results.update(rows[:at] + halves + rows[at:])
 
 
 def prepare(args: argparse.Namespace, work: Path, notes: int) -> Path:

@@ -143,9 +143,10 @@ def _patched_graph_json(run: Run, patch: NodePatch) -> bytes | None:
         graph = run.layout.graph_json.read_bytes()
     except OSError:
         return None
-    if graph.count(before) != 1:
+    at = graph.find(before)
+    if at < 0 or graph.find(before, at + 1) >= 0:
         return None
-    return graph.replace(before, after, 1)
+    return b"".join((memoryview(graph)[:at], after, memoryview(graph)[at + len(before):]))
 
 
 def _finish(run: Run, extracted: list[str]) -> None:
