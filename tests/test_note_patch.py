@@ -127,10 +127,54 @@ def test_an_edit_beyond_prose_takes_the_whole_route(tmp_path: Path, edit: str) -
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 
+def _god_and_other(vault: Path) -> tuple[str, str]:
+    graph = json.loads((vault / "kg-out" / "graph.json").read_bytes())
+    gods = graph["graph"]["god_nodes"]
+    other = next(n["source"] for n in graph["nodes"] if n["kind"] == "note" and n["id"] not in gods)
+    return gods[0].removeprefix("note:"), other
+
+
+def test_a_new_summary_is_patched_when_no_artifact_shows_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = _built(tmp_path)
+    _, other = _god_and_other(vault)
+    note = vault / other
+    note.write_text(note.read_text().replace("summary: note ", "summary: the note numbered "))
+    with monkeypatch.context() as m:
+        _whole_route_refused(m)
+        result = run(vault_scope(vault), paths=[note])
+    assert result.extracted == [other]
+    assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def test_a_god_nodes_new_summary_takes_the_whole_route(tmp_path: Path) -> None:
+    """brief.json and the report show god nodes' summaries: those must be written again."""
+    vault = _built(tmp_path)
+    god, _ = _god_and_other(vault)
+    note = vault / god
+    note.write_text(note.read_text().replace("summary: note ", "summary: the central note "))
+    result = run(vault_scope(vault), paths=[note])
+    assert "rederived_owners" in result.extra
+    fresh = scratch(vault, tmp_path)
+    assert artifacts(vault) == fresh and b"the central note" in fresh["brief.json"]
+
+
+def test_a_conventions_new_summary_takes_the_whole_route(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v", notes=60)
+    note = vault / "House style.md"
+    note.write_text("---\nsummary: tabs, not spaces\ntags: [convention/style]\n---\nIndent with tabs.\n")
+    run(vault_scope(vault))
+    assert "note:House style.md" not in json.loads((vault / "kg-out" / "graph.json").read_bytes())["graph"]["god_nodes"]
+    note.write_text(note.read_text().replace("tabs, not spaces", "spaces, not tabs"))
+    result = run(vault_scope(vault), paths=[note])
+    assert "rederived_owners" in result.extra
+    fresh = scratch(vault, tmp_path)
+    assert artifacts(vault) == fresh and b"spaces, not tabs" in fresh["brief.json"]
+
+
 def test_a_frontmatter_edit_takes_the_whole_route(tmp_path: Path) -> None:
     vault = _built(tmp_path)
     note = vault / "Note 7.md"
-    note.write_text(note.read_text().replace("summary: note 7", "summary: note seven, renamed"))
+    note.write_text(note.read_text().replace("aliases: [n7]", "aliases: [n7, seven]"))
     result = run(vault_scope(vault), paths=[note])
     assert "rederived_owners" in result.extra
     assert artifacts(vault) == scratch(vault, tmp_path)

@@ -2,7 +2,8 @@
 
 The PostToolUse hook updates one note after every agent edit. Most such edits change only prose:
 the note's links, tags, headings, aliases, frontmatter and model status stay as they were, and
-the graph differs from the last one in one attribute of one node (`end_line`). The whole route
+the graph differs from the last one in one or two attributes of one node (`end_line`, and
+`summary` when brief.json and the report do not show it). The whole route
 (`vault_kg.engine`) would still load every cached extraction, fold every node, hash every node
 row and encode all of graph.json to find that out. This stage finds it out from the one note:
 
@@ -39,8 +40,9 @@ from .core.safe_read import read_regular
 if TYPE_CHECKING:
     from .engine import Run
 
-PATCHABLE = ("end_line",)  # node attributes nothing but the node's own row and graph.json read
-FREE_META = ("size",)  # extraction meta no other stage reads
+PATCHABLE = ("end_line", "summary")  # node attributes only the node's own row, its search text and graph.json read
+FREE_META = ("size", "summary")  # extraction meta no other stage reads
+SHOWN = ("summary",)  # ... except that brief.json and the report show these of god nodes and conventions
 
 
 def patch_prose_edit(run: Run) -> None:
@@ -124,8 +126,17 @@ def _node_patch(run: Run, rel: str, old: Any, new: m.Extraction) -> NodePatch | 
     row = run.cache.node_row(nid)
     if row is None or any(row[0].get(k) != old.nodes[nid].get(k) for k in PATCHABLE):
         return None
+    if any(old.nodes[nid].get(k) != new.nodes[nid].get(k) for k in SHOWN) and _shown(run, nid, row[0]):
+        return None
     after = _without(row[0], PATCHABLE) | {k: new.nodes[nid][k] for k in PATCHABLE if k in new.nodes[nid]}
     return NodePatch(nid, row[0], after, row[1], row[2])
+
+
+def _shown(run: Run, nid: str, attrs: dict[str, Any]) -> bool:
+    """Whether brief.json or the report shows this note (a god node, or a convention note)."""
+    from graph_out.formats import is_convention
+
+    return nid in ((run.cache.get_meta("graph", {}) or {}).get("god_nodes") or []) or is_convention(attrs)
 
 
 def _without(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
