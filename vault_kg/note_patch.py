@@ -27,9 +27,11 @@ test's `paths` and `hook` modes, which compare with a from-scratch build after e
 from __future__ import annotations
 
 import hashlib
+import mmap
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import orjson
 
@@ -65,13 +67,15 @@ def patch_prose_edit(run: Run) -> None:
     for p in run.passes:
         new = p.annotate(run, rel, data, new)
     patch = _node_patch(run, rel, old, new)
-    graph = None if patch is None else _patched_graph_json(run, patch)
-    if patch is None or graph is None:
+    if patch is None:
         return
-    run.cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
-    run.cache.put_node_attrs(patch.nid, patch.after)
-    _finish(run, [rel])
-    _record_note(run, new, graph, changed=patch.before != patch.after)
+    with _patched_graph_json(run, patch) as graph:
+        if graph is None:
+            return
+        run.cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
+        run.cache.put_node_attrs(patch.nid, patch.after)
+        _finish(run, [rel])
+        _record_note(run, new, graph, changed=patch.before != patch.after)
 
 
 def _candidate(run: Run) -> str | None:
@@ -143,21 +147,32 @@ def _without(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in keys}
 
 
-def _patched_graph_json(run: Run, patch: NodePatch) -> bytes | None:
-    """graph.json with the node's bytes replaced, or None when they are not found exactly once."""
+@contextmanager
+def _patched_graph_json(run: Run, patch: NodePatch) -> Iterator[list[Any] | None]:
+    """graph.json with the node's bytes replaced, as parts (the unchanged head and tail are views
+    of the mapped file, never copied), or None when those bytes are not found exactly once."""
     from graph_out.graph_json import JSON_OPTIONS
 
     placed = {"rank": patch.rank} | ({} if patch.community is None else {"community": patch.community})
     before = orjson.dumps({"id": patch.nid, **patch.before, **placed}, option=JSON_OPTIONS)
     after = orjson.dumps({"id": patch.nid, **patch.after, **placed}, option=JSON_OPTIONS)
     try:
-        graph = run.layout.graph_json.read_bytes()
-    except OSError:
-        return None
-    at = graph.find(before)
-    if at < 0 or graph.find(before, at + 1) >= 0:
-        return None
-    return b"".join((memoryview(graph)[:at], after, memoryview(graph)[at + len(before):]))
+        with run.layout.graph_json.open("rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # gone, unreadable, or empty
+        yield None
+        return
+    view = memoryview(mapped)
+    at = mapped.find(before)
+    parts = [view[:at], after, view[at + len(before):]] if at >= 0 and mapped.find(before, at + 1) < 0 else None
+    try:
+        yield parts
+    finally:
+        for part in parts or ():
+            if isinstance(part, memoryview):
+                part.release()
+        view.release()
+        mapped.close()
 
 
 def _finish(run: Run, extracted: list[str]) -> None:
@@ -169,7 +184,7 @@ def _finish(run: Run, extracted: list[str]) -> None:
     run.done = True
 
 
-def _record_note(run: Run, new: m.Extraction, graph: bytes, changed: bool) -> None:
+def _record_note(run: Run, new: m.Extraction, graph: list[Any], changed: bool) -> None:
     """What `write_artifacts` and `record` do for this edit: graph.json and its recorded stat,
     the note's search text, its warnings, a graph.html render."""
     from .engine import _html_mode, _record_artifacts, _update_docs
@@ -183,7 +198,10 @@ def _record_note(run: Run, new: m.Extraction, graph: bytes, changed: bool) -> No
     if changed:
         store.atomic_write(layout.graph_json, graph)
         result.written.append(str(layout.graph_json))
-    result.graph_digest = zlib.crc32(graph)
+    digest = 0
+    for part in graph:
+        digest = zlib.crc32(part, digest)
+    result.graph_digest = digest
     _record_artifacts(layout, cache, result.graph_digest)
     if _html_mode(result.nodes) == "background":
         from .html_job import render_later

@@ -11,7 +11,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import orjson
 
@@ -75,7 +75,7 @@ def ensure_out(out: Path) -> None:
         atomic_write(ignore, GITIGNORE.encode())
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes | Sequence[bytes | memoryview]) -> None:
     """Replace `path` with `data` in one step; on any failure the old file stays as it was.
 
     A file that exists keeps its permission bits and, where this user may set them, its owner and
@@ -102,7 +102,8 @@ def atomic_write(path: Path, data: bytes) -> None:
                 pass  # only root may give a file away; the mode is kept all the same
         os.fchmod(fd, (before.st_mode & 0o7777) if before is not None else 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for part in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:  # parts: spliced, not copied
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
