@@ -30,6 +30,9 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("KG_OLLAMA", "off")
     monkeypatch.setenv("KG_CONFIG", str(tmp_path / "config.toml"))
     monkeypatch.delenv("KG_VAULT", raising=False)
+    # a config file that exists: a missing one is watched through its folder, which every
+    # scratch build below changes (and a changed dependency is never patched)
+    (tmp_path / "config.toml").write_text("")
 
 
 def _vault(root: Path, notes: int = 30) -> Path:
@@ -228,3 +231,40 @@ def test_the_hook_on_a_prose_edit_imports_nothing_heavy(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "HEAVY [] PATCH True" in done.stdout, done.stdout + done.stderr
     assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def test_random_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prose edits of every kind of note (linked by heading, by alias, a god node, a convention),
+    mixed with edits the patch must refuse, each compared with a fresh build."""
+    import random
+
+    from vault_kg import note_patch
+
+    vault = _vault(tmp_path / "v")
+    (vault / "Headed.md").write_text("---\nsummary: has sections\n---\n# Headed\n\n## Alpha\nalpha text ^blk\n\n## Beta\nbeta text\n")
+    (vault / "Linker.md").write_text("---\nsummary: links by heading, block and alias\n---\n[[Headed#Beta]] [[Headed#^blk]] [[n3]] ![[Headed]]\n")
+    (vault / "House style.md").write_text("---\nsummary: tabs\ntags: [convention/style]\n---\nIndent with tabs.\n")
+    run(vault_scope(vault))
+    patched: list[str] = []
+    original = note_patch._record_note
+
+    def counting(run_: object, new: object, graph: object, changed: bool) -> None:
+        patched.append(getattr(new, "source"))
+        original(run_, new, graph, changed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(note_patch, "_record_note", counting)
+    rng = random.Random(18)
+    edits = [
+        lambda t: t + f"\nprose {rng.random()}\n",  # appended prose
+        lambda t: t.replace("text", "words", 1),  # a word changed in place
+        lambda t: t.replace("summary: ", f"summary: {rng.randrange(99)} ", 1),  # a new summary
+        lambda t: t.replace("\n---\n", "\n---\nan inserted first line\n", 1),  # every line below moves
+        lambda t: t + f"\nand [[Note {rng.randrange(40)}]]\n",  # a new link
+    ]
+    notes = sorted(vault.glob("*.md"))
+    for step in range(24):
+        note = rng.choice(notes)
+        note.write_text(rng.choice(edits)(note.read_text()))
+        run(vault_scope(vault), paths=[note])
+        assert artifacts(vault) == scratch(vault, tmp_path), f"step {step}: {note.name}"
+    assert len(patched) >= 10, patched  # 14 of the 24 steps with this seed
