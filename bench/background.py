@@ -30,7 +30,11 @@ def settle(out: Path, timeout: float = 600.0) -> float:
     from hooks.reconcile import running
 
     start = time.perf_counter()
-    time.sleep(0.2)  # a job spawned just now may not hold its lock yet
-    while (rendering(out) or clustering(out) or running(out.parent)) and time.perf_counter() - start < timeout:
-        time.sleep(0.05)
+    busy = lambda: rendering(out) or clustering(out) or running(out.parent)  # noqa: E731
+    idle = 0
+    while idle < 2 and time.perf_counter() - start < timeout:
+        # a job spawned just now may not hold its lock yet, and a job ending may spawn the next
+        # (the clustering job's update starts a graph.html render): idle twice, 0.2 s apart
+        time.sleep(0.2)
+        idle = 0 if busy() else idle + 1
     return time.perf_counter() - start

@@ -119,7 +119,8 @@ def graph_attrs(
     return attrs
 
 
-def _is_convention(attrs: Node) -> bool:
+def is_convention(attrs: Node) -> bool:
+    """A live or pending `convention/*` note is listed in brief.json (see `brief_of`)."""
     return attrs.get("kind") == m.NOTE and any(t.startswith("convention/") for t in attrs.get("tags") or ())
 
 
@@ -137,7 +138,7 @@ def brief_of(attrs: GraphAttrs, nodes: dict[str, Node]) -> Brief:
         "stale": attrs.get("stale", []),
         "conventions": [
             {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
-            for nid, a in sorted((nid, a) for nid, a in nodes.items() if _is_convention(a))
+            for nid, a in sorted((nid, a) for nid, a in nodes.items() if is_convention(a))
             if a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED)
         ],
     }

@@ -110,6 +110,7 @@ def test_missing_anchored_file_does_not_force_reassembly_on_every_update(world: 
 
 
 def test_entities_extracted_from_a_dirty_note_go_stale_unless_another_note_vouches(world: World) -> None:
+    from vault_kg.anchor_dates import today
     from vault_kg.anchor_pass import post_assembly
     from vault_kg.engine import RunResult
     from vault_kg.scopes import vault_scope
@@ -121,8 +122,11 @@ def test_entities_extracted_from_a_dirty_note_go_stale_unless_another_note_vouch
     graph_nodes["entity:exponential backoff"] = {"kind": m.ENTITY, "label": "exponential backoff", "source": "notes/Retry.md", "sources": ["notes/Retry.md"], "status": m.LIVE}
     graph_nodes["entity:http"] = {"kind": m.ENTITY, "label": "HTTP", "source": "notes/Retry.md", "sources": ["notes/Retry.md", "notes/Backoff.md"], "status": m.LIVE}
     graph_nodes["entity:retry budget"] = {"kind": m.ENTITY, "label": "retry budget", "source": "notes/Depends.md", "sources": ["notes/Depends.md"], "status": m.LIVE}
-    ctx = SimpleNamespace(scope=scope, nodes=graph_nodes, extractions=extractions, edges_by_owner={}, deps={}, changed=[], result=RunResult("vault", "vault"))
+    meta: dict[str, object] = {}
+    cache = SimpleNamespace(set_meta=meta.__setitem__)
+    ctx = SimpleNamespace(scope=scope, cache=cache, nodes=graph_nodes, extractions=extractions, edges_by_owner={}, deps={}, changed=[], result=RunResult("vault", "vault"))
     post_assembly(ctx)
+    assert meta == {"anchors_day": today().isoformat()}  # what a one-note patch checks (note_patch)
     assert graph_nodes["entity:exponential backoff"]["status"] == m.STALE
     assert graph_nodes["entity:exponential backoff"]["stale_reason"] == "propagated from note:notes/Retry.md"
     assert graph_nodes["entity:retry budget"]["status"] == m.STALE  # two levels: Retry → Depends → entity

@@ -18,6 +18,8 @@ from .core.config import config_path, load_config
 from .core.errors import KgError
 from .core.passes import CacheView, PassContext, ScopeView
 
+DAY_META = "anchors_day"  # the day the anchors were last evaluated on (None: not evaluated)
+
 
 def _stat_dep(path: str) -> tuple[str, list[int]]:
     """The stat to remember for `path`; for a missing file, its nearest existing folder (whose
@@ -64,6 +66,7 @@ def post_assembly(ctx: PassContext) -> None:
         cfg = load_config()
     except KgError as exc:
         ctx.result.notices.append(f"anchors not checked: {exc}")
+        ctx.cache.set_meta(DAY_META, None)
         return
     nodes: dict[str, dict[str, Any]] = ctx.nodes
     records: dict[str, dict[str, Any]] = {}
@@ -76,7 +79,9 @@ def post_assembly(ctx: PassContext) -> None:
         else:
             records[rel] = record_from_frontmatter(rel, node.get("props") or {}, node.get("label"), node.get("aliases"))
     cache = SymbolCache(cache_path(ctx.scope))
-    ev = evaluate(records, cfg.projects, cache.lookup, now=today(cfg))
+    day = today(cfg)
+    ev = evaluate(records, cfg.projects, cache.lookup, now=day)
+    ctx.cache.set_meta(DAY_META, day.isoformat())  # a one-note patch skips this pass only on the same day
     cache.save()
     for rel, why in ev.superseded.items():
         node = nodes[m.note_id(rel)]

@@ -29,8 +29,13 @@ from .core.model import HOT_META, Extraction
 
 SCHEMA = 12  # 12: markdown links keep the target as written; wikilinks with a table-escaped pipe
 
+# Every file's stat without the extraction blobs beside it: the no-op probe and a full listing
+# read all of them, and a scan of the table would page through every row's blobs to get there.
+STAT_INDEX = "CREATE INDEX IF NOT EXISTS sources_stat ON sources(rel, size, mtime, hash)"
+
 DDL = """
 CREATE TABLE sources(rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, hash TEXT, ext BLOB, cold BLOB, res BLOB, res_edges BLOB);
+{STAT_INDEX};
 CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);
 CREATE VIRTUAL TABLE docs USING fts5(node_id UNINDEXED, owner UNINDEXED, label, aliases, summary, body,
     tokenize='porter unicode61 remove_diacritics 2');
@@ -45,7 +50,7 @@ CREATE INDEX edges_owner ON edges(owner);
 CREATE TABLE owner_hash(owner TEXT PRIMARY KEY, h TEXT);
 CREATE TABLE groups(owner TEXT PRIMARY KEY, data BLOB);
 CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB);
-"""
+""".replace("{STAT_INDEX}", STAT_INDEX)
 
 
 @dataclass
@@ -268,6 +273,7 @@ class ScopeCache:
             version = self.con.execute("PRAGMA user_version").fetchone()[0]
             if version == SCHEMA:
                 self.con.execute("SELECT count(*) FROM meta").fetchone()
+                self.con.execute(STAT_INDEX)  # a cache written before the index existed gets it once
                 return
         except sqlite3.OperationalError as exc:
             if _not_corruption(exc):
@@ -318,6 +324,11 @@ class ScopeCache:
             if res is not None:
                 resolutions[rel] = {**marshal.loads(res), "edges": Deferred(partial(self._column, "res_edges", rel), _fetched_edges)}
         return extractions, resolutions
+
+    def load_extraction(self, rel: str) -> Any | None:
+        """One source's cached extraction, or None: what a one-note patch compares the new one with."""
+        row = self.con.execute("SELECT ext, cold FROM sources WHERE rel=?", (rel,)).fetchone()
+        return None if row is None else decode_extraction(row[0], row[1])
 
     def _column(self, column: str, rel: str) -> bytes:
         """One file's cold column, read when an update re-derives that file (during the run)."""
@@ -413,8 +424,7 @@ class ScopeCache:
 
         def node_rows() -> Iterator[tuple[Any, ...]]:
             for nid, attrs in nodes.items():
-                data = orjson.dumps(attrs, option=orjson.OPT_SORT_KEYS)
-                digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+                data, digest = _node_data(attrs)
                 if old_nodes.get(nid) != digest:
                     yield (nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), None, None, data.decode(), digest)
 
@@ -441,6 +451,17 @@ class ScopeCache:
         )
         self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
 
+    def node_row(self, nid: str) -> tuple[dict[str, Any], float, int | None] | None:
+        """One node's row: its attributes without rank and community, its rank, its community."""
+        row = self.con.execute("SELECT data, rank, community FROM nodes WHERE id=?", (nid,)).fetchone()
+        return None if row is None else (orjson.loads(row[0]), row[1], row[2])
+
+    def put_node_attrs(self, nid: str, attrs: dict[str, Any]) -> None:
+        """Replace one node's attributes (not its kind, label, source or status columns) as
+        `sync_graph` writes them."""
+        data, digest = _node_data(attrs)
+        self.con.execute("UPDATE nodes SET data=?, h=? WHERE id=?", (data.decode(), digest, nid))
+
     def sync_ranks(self, nodes: dict[str, dict[str, Any]]) -> None:
         """Rank and community columns, once known (after `sync_graph`): only the rows that moved."""
         old = {nid: (rank, community) for nid, rank, community in self.con.execute("SELECT id, rank, community FROM nodes")}
@@ -450,6 +471,12 @@ class ScopeCache:
             if old.get(nid) != now:
                 rows.append((*now, nid))
         self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", rows)
+
+
+def _node_data(attrs: dict[str, Any]) -> tuple[bytes, str]:
+    """A node row's JSON and the digest that tells whether the row must be written again."""
+    data = orjson.dumps(attrs, option=orjson.OPT_SORT_KEYS)
+    return data, hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
 class GraphReader:

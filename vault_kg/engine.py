@@ -1,7 +1,7 @@
 """The one build/update route: a flat list of stages over one `Run` (`STAGES`, at the end of this file).
 
-scan (stat fast path) → extract changes → enrich → resolve → assemble → post_assembly (anchors) →
-rank → write artifacts → record. `kg build`, `kg update`, `kg update PATH`, the hooks and the MCP
+scan (stat fast path) → patch one note (a prose edit ends here) → extract changes → enrich → resolve →
+assemble → post_assembly (anchors) → rank → write artifacts → record. `kg build`, `kg update`, `kg update PATH`, the hooks and the MCP
 server all come through `run()`.
 The graph is always the fold of the cached extractions of the files that exist now (plus what
 resolution derives from them), so an incremental update and a from-scratch build cannot disagree
@@ -289,6 +289,14 @@ def scan(run: Run) -> None:
         run.done = True
 
 
+def patch_one_note(run: Run) -> None:
+    """A prose edit of one note: its node patched into the last graph (`vault_kg.note_patch`),
+    which ends the run; any other change goes on down the route."""
+    from .note_patch import patch_prose_edit
+
+    patch_prose_edit(run)
+
+
 def extract(run: Run) -> None:
     """Read and extract the changed sources (an unchanged hash costs a stat update), drop the removed."""
     run.extractions, run.per_source = run.cache.load_all()
@@ -465,7 +473,7 @@ def record(run: Run) -> None:
 
 Stage = Callable[[Run], None]
 # The one route, in order. A stage that finds nothing left to do sets `run.done`, and the rest is skipped.
-STAGES: tuple[Stage, ...] = (scan, extract, enrich, resolve, assemble, post_assembly, rank_nodes, write_artifacts, record)
+STAGES: tuple[Stage, ...] = (scan, patch_one_note, extract, enrich, resolve, assemble, post_assembly, rank_nodes, write_artifacts, record)
 
 
 def _resolve(

@@ -7,11 +7,11 @@ leaves the previous file intact. Writers of a scope serialize on `kg-out/.lock`;
 from __future__ import annotations
 
 import os
-import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import orjson
 
@@ -75,7 +75,7 @@ def ensure_out(out: Path) -> None:
         atomic_write(ignore, GITIGNORE.encode())
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes | Sequence[bytes | memoryview]) -> None:
     """Replace `path` with `data` in one step; on any failure the old file stays as it was.
 
     A file that exists keeps its permission bits and, where this user may set them, its owner and
@@ -86,6 +86,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         before = os.stat(path)
     except OSError:
         before = None
+    import tempfile  # here: the paths that only read (a no-op update) never pay for it
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except FileNotFoundError as exc:
@@ -100,7 +102,8 @@ def atomic_write(path: Path, data: bytes) -> None:
                 pass  # only root may give a file away; the mode is kept all the same
         os.fchmod(fd, (before.st_mode & 0o7777) if before is not None else 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for part in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:  # parts: spliced, not copied
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -138,17 +141,47 @@ def write_if_changed(path: Path, data: bytes) -> bool:
 
 @contextmanager
 def scope_lock(layout: Layout, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Serialize writers of one scope; a second `kg update` waits its turn instead of corrupting."""
+    """Serialize writers of one scope; a second `kg update` waits its turn instead of corrupting.
+
+    An exclusive `flock` on `kg-out/.lock`, polled like filelock's (which other writers of the
+    same file, such as `vault_kg.quick_update`'s probe, agree with); filelock itself costs an
+    agent's every edit more to import than the lock takes, so it is used only where there is no
+    `fcntl` (Windows)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        with _filelock(layout, timeout):
+            yield
+        return
+    fd = os.open(layout.lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise _busy(layout, timeout) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
+def _busy(layout: Layout, timeout: float) -> StoreBusy:
+    return StoreBusy(f"{layout.lock}: another kg process has held this scope for {timeout:.0f}s; wait for it to finish or raise KG_LOCK_TIMEOUT")
+
+
+@contextmanager
+def _filelock(layout: Layout, timeout: float) -> Iterator[None]:  # pragma: no cover - Windows
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(layout.lock))
     try:
         lock.acquire(timeout=timeout)
     except Timeout as exc:
-        raise StoreBusy(
-            f"{layout.lock}: another kg process has held this scope for {timeout:.0f}s; "
-            "wait for it to finish or raise KG_LOCK_TIMEOUT"
-        ) from exc
+        raise _busy(layout, timeout) from exc
     try:
         yield
     finally:
