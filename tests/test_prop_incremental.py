@@ -6,8 +6,10 @@ anchor to code, so a code edit can change the vault graph), and both are compare
 from-scratch build of the same files in a separate output folder: graph.json minus `graph.root`,
 the report, brief.json and the cache's query tables (nodes, edges, full-text docs).
 
-CI runs a bounded number of hypothesis examples (about a minute); `KG_SOAK_SECONDS=N` adds a
-soak that runs random sequences for N seconds and prints every divergence it finds.
+CI runs a bounded number of hypothesis examples (about a minute), the same ones every run (the
+derandomized `default` profile, tests/conftest.py); `HYPOTHESIS_PROFILE=explore` draws new ones,
+ten times as many, and `KG_SOAK_SECONDS=N` adds a soak that runs random sequences for N seconds
+and prints every divergence it finds.
 
 With the model pass on (`test_incremental_equals_from_scratch_with_the_model_pass`), the
 operations include `answer`: the worker's loop runs in-process against the loopback stand-in and
@@ -31,6 +33,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from conftest import explore_budget
 from robust_corpus import (
     ANCHOR_OPS, LINK_OPS, OPS, POLYGLOT_OPS, SIDE_OF, World, anchored_locators, apply_op, canonical, first_difference,
     fresh_build, seed_world,
@@ -137,7 +140,7 @@ def check_sequence(seed: int, steps: list[Step], after_step: AfterStep | None = 
 step_strategy = st.tuples(st.sampled_from(OPS), st.sampled_from(["vault", "code"]), st.integers(0, len(MODES) - 1), st.integers(0, 2**20))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+@settings(max_examples=explore_budget(80), deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**20), steps=st.lists(step_strategy, min_size=1, max_size=8))
 def test_incremental_equals_from_scratch(seed: int, steps: list[Step]) -> None:
     check_sequence(seed, steps, after_step=links_match_oracle)
@@ -146,7 +149,7 @@ def test_incremental_equals_from_scratch(seed: int, steps: list[Step]) -> None:
 model_step = st.tuples(st.sampled_from(OPS + ("answer", "answer")), st.sampled_from(["vault", "vault", "code"]), st.integers(0, len(MODES) - 1), st.integers(0, 2**20))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+@settings(max_examples=explore_budget(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**20), steps=st.lists(model_step, min_size=1, max_size=7))
 def test_incremental_equals_from_scratch_with_the_model_pass(fake_model: str, seed: int, steps: list[Step]) -> None:
     """Model-pass operations (issue 14/20): answers merged by the worker, edits before and after."""
@@ -288,7 +291,7 @@ extra_step = st.one_of(
 )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False,
+@settings(max_examples=explore_budget(12), deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])  # "explain" replays each failure ~100 times
 @given(seed=st.integers(0, 2**20), steps=st.lists(extra_step, min_size=2, max_size=10))
 def test_other_languages_anchors_links_and_html_equal_from_scratch(seed: int, steps: list[Step]) -> None:
