@@ -85,8 +85,8 @@ def _settings(ctx: PassContext) -> Settings:
 
 def check_mode(scope: ScopeView, cache: CacheView) -> bool:
     """True when every note must be looked at again: the pass was turned on or off, or the model,
-    prompt or options changed. A new digest needs it only once some note holds an answer (before
-    that, no note depends on it)."""
+    prompt or options changed. A new digest needs it only once some note holds an answer from the
+    model (before that, no note depends on it: a note with nothing to ask has no keys)."""
     if scope.kind != "vault":
         return False
     mode = settings(scope).mode()
@@ -99,8 +99,8 @@ def check_mode(scope: ScopeView, cache: CacheView) -> bool:
     def without_digest(d: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k != "digest"}
 
-    answered = (cache.get_meta(COUNTS_META) or {}).get("answered", 0)
-    return not (without_digest(stored) == without_digest(mode) and not answered)
+    counts = cache.get_meta(COUNTS_META) or {}
+    return not (without_digest(stored) == without_digest(mode) and not counts.get("keyed", counts.get("answered", 0)))
 
 
 def decode(data: bytes) -> str:
@@ -113,12 +113,12 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
     s = _settings(ctx)
     if not s.enabled or ext.quarantine:
         return ext
-    if s.digest is None:
-        return _pending(rel, ext)
     from .llm_prompt import chunk_key, merge_answers, plan_note
     from .llm_cache import LlmCache
 
     plan = plan_note(ext.meta.get("title") or Path(rel).stem, decode(data), s.num_ctx)
+    if s.digest is None and plan.prompts:  # a note with nothing to ask needs no model: were it
+        return _pending(rel, ext)  # pending until the first preflight, an update would keep it so
     keys = [chunk_key(prompt, s.model, s.digest, s.options) for prompt in plan.prompts]
     cache = ctx.state.setdefault("llm_cache", LlmCache(s.cache_dir))
     answers = [cache.get(key) for key in keys]
@@ -179,14 +179,15 @@ def enrich(ctx: PassContext) -> None:
         return
     exts = ctx.extractions
     answered: list[str] = []
-    pending = 0
+    pending = keyed = 0
     for rel, ext in exts.items():
-        status = (ext.hot("llm") or {}).get("status")
-        if status in ("answered", "ok"):
+        llm = ext.hot("llm") or {}
+        if llm.get("status") in ("answered", "ok"):
             answered.append(rel)
-        elif status == m.PENDING:
+            keyed += bool(llm.get("keys"))  # answers that depend on the model's digest
+        elif llm.get("status") == m.PENDING:
             pending += 1
-    ctx.cache.set_meta(COUNTS_META, {"answered": len(answered), "pending": pending})
+    ctx.cache.set_meta(COUNTS_META, {"answered": len(answered), "pending": pending, "keyed": keyed})
     if not answered:
         ctx.cache.put_blob(NAMES_BLOB, None)
         return

@@ -9,9 +9,25 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"
+
+# Hypothesis profiles. `default` is derandomized: CI and a plain `pytest` draw the same examples on
+# every run, so a latent bug cannot fail a run by luck; it is found by exploring and then replayed
+# as a named test. `HYPOTHESIS_PROFILE=explore` draws new random examples, ten times as many
+# (tests that name their own count scale it with `explore_budget`). Neither profile times an
+# example: speed is measured in bench/, and a 200 ms deadline on a shared machine is a coin toss.
+UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
+settings.register_profile("default", derandomize=True, **UNTIMED)
+settings.register_profile("explore", derandomize=False, max_examples=1000, **UNTIMED)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def explore_budget(examples: int) -> int:
+    """A test's own example count under the loaded profile: as written by default, more when exploring."""
+    return examples * settings.default.max_examples // 100
 
 
 @pytest.fixture(autouse=True)

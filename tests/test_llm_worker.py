@@ -222,3 +222,30 @@ def test_ollama_down_build_wait_says_what_to_do(world: Path, monkeypatch: pytest
     assert done.returncode == 1 and "run `ollama serve`" in done.stderr and "4 note(s) pending" in done.stderr
     again = kg_process("update", "--vault", str(world))
     assert again.returncode == 0 and "ollama serve" not in again.stderr, "said once, not on every update"
+
+
+def test_a_stale_note_is_answered_too(world: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A note whose anchored code changed is stale (stale outranks pending in its status) but still
+    waits for its answer: the worker's queue read only the notes marked pending, so such a note was
+    never answered and `kg llm status` counted it pending for ever."""
+    from vault_kg.core.config import load_config
+    from vault_kg.projects import add_project
+    from vault_kg.scopes import project_scope
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "core.py").write_text("def helper():\n    return 1\n")
+    add_project(repo, "proj")
+    run(project_scope("proj"))
+    anchor = '  - project: proj\n    locator: "core.py › function helper"\n    hash: ' + "ab" * 32 + "\n"
+    (world / "Anchored.md").write_text(f"---\nsummary: anchored\nanchors:\n{anchor}---\nAnchored uses Postgres for its work.\n")
+    with FakeOllama(echo=True) as fake:
+        fake.piece_s = 0.0
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        run(vault_scope(world))
+        llm_worker.Worker(world, world / "kg-out", load_config()).drain()
+    graph = json.loads((world / "kg-out" / "graph.json").read_text())
+    note = next(n for n in graph["nodes"] if n["id"] == "note:Anchored.md")
+    assert note["status"] == "stale", note
+    assert llm_worker.counts(world / "kg-out") == {"answered": 5, "pending": 0}
+    assert any(e.get("via") == "llm" and e["source"] == "note:Anchored.md" for e in graph["edges"])

@@ -279,17 +279,21 @@ def _order(rows: list[tuple[str, float, int]], since: float) -> list[str]:
 
 
 def pending_notes(out: Path) -> list[tuple[str, float, int]]:
-    """(note path, rank, mtime in ns) of every note the graph marks pending."""
+    """(note path, rank, mtime in ns) of every note waiting for its answer: the notes the graph
+    marks pending, and the stale ones whose extraction still waits (stale outranks pending in a
+    note's status, and a stale note would otherwise never be answered)."""
+    import marshal
     import sqlite3
 
     con = sqlite3.connect(f"file:{Path(out) / 'cache' / 'index.sqlite'}?mode=ro", uri=True, timeout=60)
     try:
         return [
             (rel, rank, mtime)
-            for rel, rank, mtime in con.execute(
-                "SELECT n.source, n.rank, s.mtime FROM nodes n JOIN sources s ON s.rel = n.source "
-                "WHERE n.kind = 'note' AND n.status = 'pending'"
+            for rel, rank, mtime, status, ext in con.execute(
+                "SELECT n.source, n.rank, s.mtime, n.status, CASE n.status WHEN 'stale' THEN s.ext END "
+                "FROM nodes n JOIN sources s ON s.rel = n.source WHERE n.kind = 'note' AND n.status IN ('pending', 'stale')"
             )
+            if status == "pending" or (marshal.loads(ext)[5].get("llm") or {}).get("status") == "pending"
         ]
     finally:
         con.close()
