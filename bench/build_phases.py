@@ -6,7 +6,8 @@ Generates a vault (or reuses `--vault DIR`, which must hold only generated notes
 from scratch `--rounds` times (`engine.run(scope, force=True)` after deleting `kg-out/`), wrapping
 every stage in `engine.STAGES` and a few functions inside them with a CPU clock
 (`time.process_time`, the process's own CPU, little moved by other load) and a wall clock.
-Prints the median of each that took at least 10 ms of CPU, and the build's total. The imports of a
+Prints the median of each that took at least 10 ms of CPU, the build's total, and the process's
+peak RSS when each ended (where memory grows). The imports of a
 whole `kg` process are not in it (see `python -X importtime`); bench/vault_bench.py times the
 whole process. It measures the code it imports, so PYTHONPATH pointing at another checkout
 measures that one the same way.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -46,9 +48,10 @@ def clocked(fn: Callable[..., Any], label: str, spent: dict[str, list[float]]) -
         try:
             return fn(*args, **kwargs)
         finally:
-            row = spent.setdefault(label, [0.0, 0.0])
+            row = spent.setdefault(label, [0.0, 0.0, 0.0])
             row[0] += time.process_time() - cpu
             row[1] += time.perf_counter() - wall
+            row[2] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     return wrapped
 
@@ -94,15 +97,15 @@ def main() -> None:
         spent.clear()
         cpu, wall = time.process_time(), time.perf_counter()
         result = engine.run(scope, force=True)
-        spent["total (engine.run)"] = [time.process_time() - cpu, time.perf_counter() - wall]
-        for label, (c, w) in spent.items():
-            rows.setdefault(label, []).append((c, w))
+        spent["total (engine.run)"] = [time.process_time() - cpu, time.perf_counter() - wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]
+        for label, (c, w, rss) in spent.items():
+            rows.setdefault(label, []).append((c, w, rss))
     print(f"cold build of {result.sources} notes ({result.nodes} nodes, {result.edges} edges), graph.html off; median of {args.rounds}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'stage (indented: inside it)':<34}{'CPU s':>8}{'wall s':>8}")
+    print(f"{'stage (indented: inside it)':<34}{'CPU s':>8}{'wall s':>8}{'peak RSS MB':>13}")
     for label, values in rows.items():
         c, w = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
         if c >= 0.01 or w >= 0.01:
-            print(f"{label:<34}{c:>8.2f}{w:>8.2f}")
+            print(f"{label:<34}{c:>8.2f}{w:>8.2f}{max(v[2] for v in values):>13.0f}")
     if args.vault is None:
         shutil.rmtree(work, ignore_errors=True)
 
