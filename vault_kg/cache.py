@@ -39,13 +39,16 @@ CREATE TABLE nodes(id TEXT PRIMARY KEY, kind TEXT, label_lc TEXT, source TEXT, s
 CREATE INDEX nodes_label ON nodes(label_lc);
 CREATE INDEX nodes_source ON nodes(source);
 CREATE TABLE edges(owner TEXT, source TEXT, target TEXT, relation TEXT, data TEXT);
-CREATE INDEX edges_source ON edges(source);
-CREATE INDEX edges_target ON edges(target);
-CREATE INDEX edges_owner ON edges(owner);
+{edge_indexes}
 CREATE TABLE owner_hash(owner TEXT PRIMARY KEY, h TEXT);
 CREATE TABLE groups(owner TEXT PRIMARY KEY, data BLOB);
 CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB);
 """
+# Built after the rows when the edge table starts empty (a cold build): sorting once is about
+# twice as fast as growing three indexes row by row.
+EDGE_INDEXES = {"edges_source": "source", "edges_target": "target", "edges_owner": "owner"}
+EDGE_INDEX_DDL = "\n".join(f"CREATE INDEX {name} ON edges({column});" for name, column in EDGE_INDEXES.items())
+DDL = DDL.format(edge_indexes=EDGE_INDEX_DDL)
 
 
 @dataclass
@@ -435,10 +438,17 @@ class ScopeCache:
                 hashes.append((owner, digest))
         self.con.executemany("DELETE FROM edges WHERE owner=?", [(o,) for o, _ in hashes] + [(o,) for o in gone])
         self.con.executemany("DELETE FROM owner_hash WHERE owner=?", [(o,) for o in gone])
+        bulk = not old_owners and self.con.execute("SELECT 1 FROM edges LIMIT 1").fetchone() is None
+        if bulk:  # inside the run's transaction: a killed build rolls the drop back too
+            for name in EDGE_INDEXES:
+                self.con.execute(f"DROP INDEX {name}")
         self.con.executemany(
             "INSERT INTO edges VALUES (?,?,?,?,?)",
             ((owner, e["source"], e["target"], e["relation"], orjson.dumps(e, option=orjson.OPT_SORT_KEYS).decode()) for owner, _ in hashes for e in groups[owner]),
         )
+        if bulk:
+            for statement in EDGE_INDEX_DDL.splitlines():
+                self.con.execute(statement)
         self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
 
     def sync_ranks(self, nodes: dict[str, dict[str, Any]]) -> None:
