@@ -104,6 +104,7 @@ def test_killed_cold_build_leaves_no_artifact_and_no_worker(tmp_path: Path, monk
     assert not [p.name for p in out.iterdir() if p.name in ("graph.json", "GRAPH_REPORT.md", "brief.json")], "a killed cold build left artifacts"
     scope = vault_scope(vault)
     engine.run(scope)  # the next run builds from the files; compared with a build in one process
+    assert sorted(p.name for p in (out / "cache").iterdir() if p.name.startswith("index.sqlite")) in (["index.sqlite"], ["index.sqlite", "index.sqlite-shm", "index.sqlite-wal"])
     fresh = tmp_path / "fresh"
     monkeypatch.setenv("KG_EXTRACT_WORKERS", "1")
     engine.run(Scope(scope.name, scope.kind, scope.root, fresh.resolve()), force=True)
