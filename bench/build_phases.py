@@ -1,6 +1,6 @@
 """Where a cold `kg build` of a generated vault spends its time: per engine stage, in one process.
 
-Usage: python bench/build_phases.py [--notes 10000] [--rounds 1] [--vault DIR]
+Usage: python bench/build_phases.py [--notes 10000] [--rounds 1] [--vault DIR] [--workers 1]
 
 Generates a vault (or reuses `--vault DIR`, which must hold only generated notes), then builds it
 from scratch `--rounds` times (`engine.run(scope, force=True)` after deleting `kg-out/`), wrapping
@@ -78,8 +78,9 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--vault", type=Path, help="an existing generated vault to build (not generated again)")
+    parser.add_argument("--workers", type=int, default=1, help="KG_EXTRACT_WORKERS (default 1: every stage in this process, so each is timed)")
     args = parser.parse_args()
-    os.environ.update(KG_OLLAMA="off", KG_HTML="off")
+    os.environ.update(KG_OLLAMA="off", KG_HTML="off", KG_EXTRACT_WORKERS=str(args.workers))
     work = Path(tempfile.mkdtemp(prefix="kg-build-phases-"))
     os.environ["KG_CONFIG"] = str(work / "config.toml")
     vault = args.vault or work / "vault"
@@ -100,7 +101,7 @@ def main() -> None:
         spent["total (engine.run)"] = [time.process_time() - cpu, time.perf_counter() - wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]
         for label, (c, w, rss) in spent.items():
             rows.setdefault(label, []).append((c, w, rss))
-    print(f"cold build of {result.sources} notes ({result.nodes} nodes, {result.edges} edges), graph.html off; median of {args.rounds}; load average {os.getloadavg()[0]:.1f}")
+    print(f"cold build of {result.sources} notes ({result.nodes} nodes, {result.edges} edges), graph.html off, KG_EXTRACT_WORKERS={args.workers}; median of {args.rounds}; load average {os.getloadavg()[0]:.1f}")
     print(f"{'stage (indented: inside it)':<34}{'CPU s':>8}{'wall s':>8}{'peak RSS MB':>13}")
     for label, values in rows.items():
         c, w = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
