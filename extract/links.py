@@ -161,14 +161,16 @@ def scan_markdown(body: str, first_line: int = 1) -> Scan:
     links: list[Link] = []
     tags: list[tuple[str, int]] = []
     blocks: list[tuple[str, int]] = []
-    prose: list[str] = []
-    for offset, line, role in line_roles(body.split("\n")):
-        if role != "text":
-            continue
+    lines = body.split("\n")
+    if "```" in body or "~~~" in body:
+        text = [(offset, line) for offset, line, role in line_roles(lines) if role == "text"]
+        prose = [line for _, line in text]
+    else:  # no fence marker anywhere: every line is text
+        text, prose = list(enumerate(lines)), lines
+    # no heading, tag, link or block id can start without one of these
+    marked = [(offset, line) for offset, line in text if "#" in line or "[" in line or "^" in line]
+    for offset, line in marked:
         number = first_line + offset
-        prose.append(line)
-        if "#" not in line and "[" not in line and "^" not in line:
-            continue  # no heading, tag, link or block id can start without one of these
         visible = mask_code_spans(line)
         # Each pattern needs a character most lines lack (`#`, `[[`, `](`, `^`): one substring test
         # skips it, which is most of the scan's time on a 10,000-note vault (same result).

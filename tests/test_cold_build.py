@@ -164,3 +164,28 @@ def test_fast_trigger_agrees_with_the_case_blind_one() -> None:
         assert secrets.may_hold_secret(text) == bool(secrets._TRIGGER.search(text)), text
     for word in secrets._TRIGGER_WORDS:
         assert secrets._TRIGGER.fullmatch(word) and secrets._TRIGGER_LOWER.fullmatch(word), word
+
+
+def test_no_worker_processes_to_be_had_builds_in_this_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    asked: list[int] = []
+
+    class NoFork:
+        def Pool(self, workers: int, **kwargs: Any) -> Any:
+            asked.append(workers)
+            raise OSError(11, "Resource temporarily unavailable")
+
+    vault = tmp_path / "vault"
+    generate_vault(vault, NOTES)
+    monkeypatch.setenv("KG_EXTRACT_WORKERS", "2")
+    real = multiprocessing.get_context
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method: NoFork())
+    scope = vault_scope(vault)
+    result = engine.run(scope)
+    assert asked == [2] and result.sources == NOTES and len(result.extracted) == NOTES
+    monkeypatch.setattr(multiprocessing, "get_context", real)
+    monkeypatch.setenv("KG_EXTRACT_WORKERS", "1")
+    fresh = tmp_path / "fresh"
+    engine.run(Scope(scope.name, scope.kind, scope.root, fresh.resolve()), force=True)
+    assert canonical(scope.out) == canonical(fresh), first_difference(canonical(scope.out), canonical(fresh))

@@ -56,7 +56,12 @@ def extracted(adapter: Any, root: Path, rels: list[str], workers: int) -> Iterat
     global _job
     _job = (adapter, root)
     try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started, initargs=(os.getpid(),)) as pool:
+        try:
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started, initargs=(os.getpid(),))
+        except OSError:  # no processes to be had (a ulimit, memory): the same work in this one
+            yield from map(_read_and_extract, rels)
+            return
+        with pool:
             yield from pool.imap(_read_and_extract, rels, chunksize=CHUNK)
     finally:
         _job = None
