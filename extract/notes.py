@@ -43,6 +43,7 @@ class VaultAdapter:
 
     kind = "vault"
     edges_owned_by_source = True  # every edge an extraction holds is owned by that note
+    parallel_extract = True  # `extract` is a pure function of the bytes (see vault_kg.extract_pool)
 
     def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
         return vault_scan.list_sources(root)

@@ -10,10 +10,11 @@ match the files.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from vault_kg.core import model as m
-from vault_kg.core.secrets import redact, redact_data
+from vault_kg.core.secrets import redact, redact_data, trigger_starts
 
 ID_KEYS = frozenset({"source", "target", "owner", "key", "relation", "anchor", "sources", "referrers", "locator"})
 
@@ -39,21 +40,41 @@ def _edge(edge: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _ref(ref: m.Ref) -> m.Ref:
+    return m.Ref(ref.source, redact(ref.target), ref.relation, ref.line, {**_attrs(ref.attrs), **({"key": redact(ref.attrs["key"])} if "key" in ref.attrs else {})})
+
+
+def _dirty(parts: list[Any]) -> set[int]:
+    """Indices of the parts in whose `repr` a secret may hide (one trigger scan over them all)."""
+    reprs = [repr(part) for part in parts]
+    starts, offset = [], 0
+    for text in reprs:
+        starts.append(offset)
+        offset += len(text) + 1
+    return {bisect.bisect_right(starts, hit) - 1 for hit in trigger_starts("\x00".join(reprs))}
+
+
 def redact_extraction(extraction: m.Extraction) -> m.Extraction:
     """The same extraction with every secret-shaped span in its text replaced by a placeholder.
 
     Code metadata other than docstrings holds locators that resolution matches against node ids,
-    so only `meta["code"]["docs"]` is redacted there.
+    so only `meta["code"]["docs"]` is redacted there. Nearly every string is clean: one trigger
+    scan over all of them (`_dirty`) picks the nodes, edges, references and meta entries that
+    may hold a secret, and only those are rebuilt (the rest would come out equal).
     """
-    extraction.nodes = {_id(nid): _attrs(attrs) for nid, attrs in extraction.nodes.items()}
-    extraction.edges = [_edge(edge) for edge in extraction.edges]
-    extraction.refs = [
-        m.Ref(ref.source, redact(ref.target), ref.relation, ref.line, {**_attrs(ref.attrs), **({"key": redact(ref.attrs["key"])} if "key" in ref.attrs else {})})
-        for ref in extraction.refs
-    ]
+    nodes, edges, refs = list(extraction.nodes.items()), extraction.edges, extraction.refs
     meta = dict(extraction.meta)
     code = meta.pop("code", None)
-    meta = redact_data(meta)
+    metas = list(meta.items())
+    dirty = _dirty([*nodes, *edges, *((r.target, r.attrs) for r in refs), *metas])
+    if dirty:
+        extraction.nodes = dict((_id(nid), _attrs(attrs)) if i in dirty else (nid, attrs) for i, (nid, attrs) in enumerate(nodes))
+        first = len(nodes)
+        extraction.edges = [_edge(edge) if first + i in dirty else edge for i, edge in enumerate(edges)]
+        first += len(edges)
+        extraction.refs = [_ref(ref) if first + i in dirty else ref for i, ref in enumerate(refs)]
+        first += len(refs)
+        meta = {key: redact_data(value) if first + i in dirty else value for i, (key, value) in enumerate(metas)}
     if isinstance(code, dict):
         meta["code"] = {**code, "docs": redact_data(code["docs"])} if "docs" in code else code
     extraction.meta = meta

@@ -26,8 +26,11 @@ def node_link(graph_attrs: dict[str, Any], nodes: dict[str, dict[str, Any]], edg
 
 
 def encode_group(edges: list[dict[str, Any]]) -> bytes:
-    """One owner's edge group as canonical JSON (the unit the cache hashes and graph.json splices)."""
-    return orjson.dumps(edges, option=JSON_OPTIONS)
+    """One owner's edge group as canonical JSON (the unit the cache hashes and graph.json splices).
+
+    Copied to its exact size: orjson's bytes keep the buffer they were written in (about 4 KB
+    for a small group), and a build keeps one group per note until it writes graph.json."""
+    return memoryview(orjson.dumps(edges, option=JSON_OPTIONS)).tobytes()
 
 
 def encode_node_link(data: dict[str, Any], groups: Iterable[bytes]) -> bytes:

@@ -11,6 +11,7 @@ read (size + mtime), and only links a change can affect are resolved again.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
@@ -18,7 +19,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from graph_out import formats
 from graph_out.graph_json import encode_group
@@ -32,7 +33,8 @@ from .cache import Kept, KnownSources, ScopeCache
 from .core.errors import KgError
 from .core.passes import Pass
 from .groups import OwnerGroups, by_owner, signatures
-from .core.safe_read import UnsafeFile, display_name, read_regular, valid_name
+from .core.safe_read import display_name, valid_name
+from .extract_pool import Read, extracted, read_source, worker_count
 from .scopes import Scope
 
 Progress = Callable[[str, int, int], None]
@@ -301,16 +303,17 @@ def extract(run: Run) -> None:
     """Read and extract the changed sources (an unchanged hash costs a stat update), drop the removed."""
     run.extractions, run.per_source = run.cache.load_all()
     total = len(run.to_read)
-    for done, (rel, st) in enumerate(run.to_read, 1):
-        if run.progress:
-            run.progress(rel, done, total)
-        extraction = _extract_one(run, rel, st)
-        if extraction is None:
-            continue
-        run.previous[rel] = run.extractions.get(rel)
-        run.extractions[rel] = extraction
-        run.cache.put_source(rel, st.st_size, st.st_mtime_ns, extraction.hash, extraction)
-        run.result.extracted.append(rel)
+    with contextlib.closing(_reads(run)) as reads:
+        for done, ((rel, st), read) in enumerate(zip(run.to_read, reads), 1):
+            if run.progress:
+                run.progress(rel, done, total)
+            extraction = _extract_one(run, rel, st, read)
+            if extraction is None:
+                continue
+            run.previous[rel] = run.extractions.get(rel)
+            run.extractions[rel] = extraction
+            run.cache.put_source(rel, st.st_size, st.st_mtime_ns, extraction.hash, extraction)
+            run.result.extracted.append(rel)
     for rel in run.removed:
         run.previous[rel] = run.extractions.pop(rel, None)
         run.per_source.pop(rel, None)
@@ -319,25 +322,28 @@ def extract(run: Run) -> None:
     run.result.sources = len(run.extractions)
 
 
-def _extract_one(run: Run, rel: str, st: os.stat_result) -> m.Extraction | None:
+def _reads(run: Run) -> Iterator[Read | None]:
+    """One item per source to read: what worker processes read and extracted on a large full
+    build (see `extract_pool`), else None (`_extract_one` reads it)."""
+    workers = worker_count(len(run.to_read), run.adapter) if run.rebuild_all else 1
+    if workers > 1:
+        yield from extracted(run.adapter, run.scope.root, [rel for rel, _ in run.to_read], workers)
+    else:
+        yield from (None for _ in run.to_read)
+
+
+def _extract_one(run: Run, rel: str, st: os.stat_result, read: Read | None = None) -> m.Extraction | None:
     """The source's new extraction (annotated by the passes), or None when its content did not change."""
     scope = run.scope
-    try:
-        data: bytes | None = read_regular(scope.root / rel, root=scope.root, trust_folders=True)
-    except UnsafeFile as exc:  # swapped for a FIFO or an outside link since it was listed
-        data = None
-        reason = f"{exc.strerror}; make it a regular file inside the scope or remove it"
-    except OSError as exc:
-        data = None
-        reason = f"unreadable ({exc.strerror}); check its permissions"
+    data, reason, prepared = read or (*read_source(scope.root, rel), None)
     if data is None:
-        return m.Extraction(source=rel, hash="unreadable", quarantine=reason, nodes=_unreadable_node(scope, rel, reason))
+        return m.Extraction(source=rel, hash="unreadable", quarantine=reason, nodes=_unreadable_node(scope, rel, reason or "unreadable"))
     digest = hashlib.sha256(data).hexdigest()
     known = run.stats.get(rel)
     if not run.rebuild_all and not run.refresh and known is not None and known[2] == digest and rel in run.extractions:
         run.cache.touch_source(rel, st.st_size, st.st_mtime_ns)
         return None
-    extraction = run.adapter.extract(rel, data)
+    extraction = prepared if prepared is not None else run.adapter.extract(rel, data)
     for p in run.passes:
         extraction = p.annotate(run, rel, data, extraction)
     return extraction
