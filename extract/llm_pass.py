@@ -29,9 +29,12 @@ from vault_kg.core import model as m
 from vault_kg.core.passes import CacheView, PassContext, ScopeView
 
 MODE_META = "llm_mode"
+STATED = "stated"  # the model pass is off; the note's structure states relations (see `_stated_only`)
+STATED_VERSION = 1  # part of the pass's mode: a change re-reads every note
 COUNTS_META = "llm_counts"
 NAMES_BLOB = "llm_names"
 DUPLICATES_BLOB = "llm_duplicates"
+MODEL_VIA = ("llm", "stated")  # the `via` of the edges this pass adds (see `entities.llm_graph`)
 
 
 @dataclass
@@ -51,14 +54,15 @@ class Settings:
         return request_options(self.num_ctx)
 
     def mode(self) -> dict[str, Any]:
-        if not self.enabled:
-            return {"enabled": False}
-        from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
         from .verify import VERIFIER_VERSION
+
+        if not self.enabled:
+            return {"enabled": False, "stated": STATED_VERSION, "verifier": VERIFIER_VERSION}
+        from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
 
         return {
             "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
-            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA], "verifier": VERIFIER_VERSION,
+            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA], "verifier": VERIFIER_VERSION, "stated": STATED_VERSION,
         }
 
 
@@ -109,12 +113,16 @@ def decode(data: bytes) -> str:
 
 
 def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Extraction:
-    """Look the note's chunk answers up in the cache: "answered" (verified in `enrich`) or pending."""
+    """Look the note's chunk answers up in the cache: "answered" (verified in `enrich`) or pending.
+    With no answer (the pass off, or the note pending), the relations the note's structure states
+    are still kept for `enrich` (see `extract.stated_relations`): they need no model."""
     s = _settings(ctx)
-    if not s.enabled or ext.quarantine:
+    if ext.quarantine:
         return ext
+    if not s.enabled:
+        return _stated_only(rel, data, ext, STATED)
     if s.digest is None:
-        return _pending(rel, ext)
+        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)
     from .llm_prompt import chunk_key, merge_answers, plan_note
     from .llm_cache import LlmCache
 
@@ -123,9 +131,29 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
     cache = ctx.state.setdefault("llm_cache", LlmCache(s.cache_dir))
     answers = [cache.get(key) for key in keys]
     if any(a is None for a in answers):
-        return _pending(rel, ext)
+        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)
     ext.meta["llm"] = {"status": "answered", "keys": keys}
     ext.meta["llm_src"] = {"raw": plan.raw, "answer": merge_answers(plan, answers)}
+    return ext
+
+
+def _stated_only(rel: str, data: bytes, ext: m.Extraction, status: str) -> m.Extraction:
+    """The note with what verification needs to add the relations its structure states, when it
+    states any (``meta["llm"]["stated"]``); the model's answer is empty until it arrives."""
+    from .llm_prompt import prose_lines
+    from .relation_types import type_from_tags
+    from .stated_relations import may_state, stated_relations
+
+    node = ext.nodes.get(m.note_id(rel)) or {}
+    title = ext.meta.get("title") or Path(rel).stem
+    props = node.get("props")
+    if not may_state(ext.meta.get("headings") or [], props, data):
+        return ext
+    raw = prose_lines(decode(data))[0]
+    if not stated_relations(raw, title, props, type_from_tags(node.get("tags", []), [title, *node.get("aliases", [])])):
+        return ext
+    ext.meta["llm"] = {"status": status, "stated": True}
+    ext.meta["llm_src"] = {"raw": raw, "answer": {"entities": [], "relations": []}}
     return ext
 
 
@@ -174,39 +202,50 @@ def _changed_aliases(old: dict[str, list[str]], new: dict[str, list[str]]) -> se
 
 
 def enrich(ctx: PassContext) -> None:
-    """Verify newly answered notes, and re-verify the answered notes whose names changed meaning."""
-    if ctx.scope.kind != "vault" or not _settings(ctx).enabled:
+    """Verify newly answered notes (and the relations notes state, answered or not), and verify
+    again the notes whose names changed meaning."""
+    if ctx.scope.kind != "vault":
         return
+    enabled = _settings(ctx).enabled
     exts = ctx.extractions
-    answered: list[str] = []
-    pending = 0
+    verifiable: list[str] = []
+    answered = pending = 0
     for rel, ext in exts.items():
-        status = (ext.hot("llm") or {}).get("status")
+        llm = ext.hot("llm") or {}
+        status = llm.get("status")
         if status in ("answered", "ok"):
-            answered.append(rel)
-        elif status == m.PENDING:
+            answered += 1
+            verifiable.append(rel)
+        elif llm.get("stated"):
+            verifiable.append(rel)
+        if status == m.PENDING:
             pending += 1
-    ctx.cache.set_meta(COUNTS_META, {"answered": len(answered), "pending": pending})
-    if not answered:
-        ctx.cache.put_blob(NAMES_BLOB, None)
+    if enabled:
+        ctx.cache.set_meta(COUNTS_META, {"answered": answered, "pending": pending})
+    if not verifiable:
+        if ctx.cache.get_blob(NAMES_BLOB) is not None:
+            ctx.cache.put_blob(NAMES_BLOB, None)
         return
     alias_map, title_index = name_tables(exts)
     old = ctx.cache.get_blob(NAMES_BLOB)
     changed = None if old is None else _changed_aliases(old[0], alias_map) | _changed(old[1], title_index)
-    for rel in sorted(answered):
+    for rel in sorted(verifiable):
         llm = exts[rel].hot("llm")
-        if llm["status"] == "answered" or changed is None or changed.intersection(llm["names"]):
+        if llm["status"] == "answered" or "names" not in llm or changed is None or changed.intersection(llm["names"]):
             ctx.replace_extraction(rel, verified(rel, exts[rel], alias_map, title_index))
     ctx.cache.put_blob(NAMES_BLOB, (alias_map, title_index))
 
 
 def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title_index: dict[str, str]) -> m.Extraction:
-    """The note's extraction with its verified entities and relations (nodes and edges it owns)."""
+    """The note's extraction with its verified entities and relations (nodes and edges it owns):
+    the model's answer when there is one, and always what the note's structure states."""
     from .entities import canonical_name, llm_graph
     from .llm_prompt import verify_answer
     from .relation_types import type_from_tags
 
     src = ext.meta["llm_src"]
+    llm = ext.hot("llm")
+    answered = llm["status"] in ("answered", "ok")
     title = ext.hot("title", "") or ""
     own = list(ext.hot("aliases", []) or [])
     nid = m.note_id(rel)
@@ -219,16 +258,17 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     names |= {canonical_name(r[end]) for r in relations for end in ("source", "target")}
     nodes = {k: v for k, v in ext.nodes.items() if v.get("kind") != m.ENTITY}
     note = nodes.get(nid)
-    if note is not None and note.get("status") == m.PENDING:
+    if answered and note is not None and note.get("status") == m.PENDING:
         nodes[nid] = {**note, "status": m.LIVE}
     for entity_id, attrs in graph_nodes.items():
         nodes[entity_id] = {**attrs, "shared": True, "status": m.LIVE}
     meta = dict(ext.meta)
-    meta["llm"] = {"status": "ok", "keys": ext.hot("llm")["keys"], "names": sorted(names)}
+    meta["llm"] = {"status": "ok", "keys": llm["keys"]} if answered else {"status": llm["status"], "stated": True}
+    meta["llm"]["names"] = sorted(names)
     meta["llm_result"] = result
     return m.Extraction(
         source=ext.source, hash=ext.hash, nodes=nodes,
-        edges=[e for e in ext.edges if e.get("via") != "llm"] + graph_edges,
+        edges=[e for e in ext.edges if e.get("via") not in MODEL_VIA] + graph_edges,
         refs=ext.refs, text=ext.text, quarantine=ext.quarantine, warnings=list(ext.warnings), meta=meta,
     )
 

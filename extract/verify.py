@@ -206,7 +206,7 @@ def verify_extraction(
     stated = list(stated)
     stated_pairs = {frozenset((key(r["source"]), key(r["target"]))) for r in stated}
     named = {key(e["name"]) for e in entities}
-    extra = [{"name": r[end], "type": type_of(r[end]) or "concept"} for r in stated for end in ("source", "target")]
+    extra = [{"name": r[end], "type": type_of(r[end]) or "concept", "stated": True} for r in stated for end in ("source", "target")]
     for entity in extra:
         if key(entity["name"]) not in named:
             named.add(key(entity["name"]))
