@@ -144,6 +144,19 @@ def test_passive_by_flips_a_subject_relation_and_one_relation_per_pair() -> None
     assert (rels[0]["source"], rels[0]["target"]) == ("payments-api", "notification-service")
 
 
+def test_a_relation_no_verb_fits_is_ambiguous() -> None:
+    """Two people named on one line are not related by `depends_on` (or any verb): the ends' types
+    say so, and the relation is kept out of the EXTRACTED/INFERRED graph; a fitting one stays."""
+    lines = {2: "Lena Novak leads the Platform team; Omar Haddad is the other member."}
+    people = [{"name": "Lena Novak", "type": "person"}, {"name": "Omar Haddad", "type": "person"}, {"name": "Platform team", "type": "team"}]
+    _, rels = _verify(lines, [{"source": "Lena Novak", "relation": "depends_on", "target": "Omar Haddad", "line": 2},
+                              {"source": "Omar Haddad", "relation": "part_of", "target": "Platform team", "line": 2}], people)
+    verdict = {(r["source"], r["target"]): r for r in rels}
+    assert verdict[("Lena Novak", "Omar Haddad")]["confidence"] == m.AMBIGUOUS
+    assert verdict[("Lena Novak", "Omar Haddad")]["check"].endswith("no relation fits a person and a person")
+    assert verdict[("Omar Haddad", "Platform team")]["confidence"] == m.EXTRACTED
+
+
 def test_stated_relations_replace_the_models_for_the_same_pair() -> None:
     lines = {3: "payments-api keeps the ledger in Postgres."}
     stated = [{"source": "payments-api", "relation": "depends_on", "target": "Postgres", "line": 9, "confidence": m.EXTRACTED, "score": 1.0, "check": "stated by the note's list"}]
