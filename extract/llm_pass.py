@@ -33,6 +33,7 @@ STATED = "stated"  # the model pass is off; the note's structure states relation
 STATED_VERSION = 1  # part of the pass's mode: a change re-reads every note
 COUNTS_META = "llm_counts"
 NAMES_BLOB = "llm_names"
+NAMES_META = "llm_names_fingerprint"
 DUPLICATES_BLOB = "llm_duplicates"
 MODEL_VIA = ("llm", "stated")  # the `via` of the edges this pass adds (see `entities.llm_graph`)
 
@@ -225,7 +226,11 @@ def enrich(ctx: PassContext) -> None:
     if not verifiable:
         if ctx.cache.get_blob(NAMES_BLOB) is not None:
             ctx.cache.put_blob(NAMES_BLOB, None)
+            ctx.cache.set_meta(NAMES_META, None)
         return
+    fingerprint = _names_fingerprint(exts)
+    if ctx.cache.get_meta(NAMES_META) == fingerprint and all("names" in exts[rel].hot("llm") for rel in verifiable):
+        return  # no title, alias or note changed and nothing new to verify: the stored tables hold
     alias_map, title_index = name_tables(exts)
     old = ctx.cache.get_blob(NAMES_BLOB)
     changed = None if old is None else _changed_aliases(old[0], alias_map) | _changed(old[1], title_index)
@@ -234,6 +239,14 @@ def enrich(ctx: PassContext) -> None:
         if llm["status"] == "answered" or "names" not in llm or changed is None or changed.intersection(llm["names"]):
             ctx.replace_extraction(rel, verified(rel, exts[rel], alias_map, title_index))
     ctx.cache.put_blob(NAMES_BLOB, (alias_map, title_index))
+    ctx.cache.set_meta(NAMES_META, fingerprint)
+
+
+def _names_fingerprint(exts: dict[str, m.Extraction]) -> str:
+    """What `name_tables` reads (each note's path, title, aliases, quarantine), hashed: far cheaper
+    than the tables, so an update that changed none of it skips them."""
+    rows = [[rel, bool(ext.quarantine), ext.hot("title", ""), ext.hot("aliases", [])] for rel, ext in sorted(exts.items())]
+    return hashlib.blake2b(orjson.dumps(rows), digest_size=16).hexdigest()
 
 
 def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title_index: dict[str, str]) -> m.Extraction:

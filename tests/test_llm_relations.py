@@ -304,3 +304,23 @@ def test_a_pending_note_has_its_stated_relations_before_the_model_answers(tmp_pa
         _drain(vault)
         assert fake.chat_calls == 1
     assert _stated_edges(vault) == before
+
+
+def test_an_edit_that_renames_nothing_skips_the_name_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The title/alias tables are rebuilt only when a title, alias or note changed (they cost
+    O(vault) on every update otherwise); the graph still follows a rename."""
+    from extract import llm_pass
+
+    vault = _stated_vault(tmp_path, monkeypatch, "off")
+    (vault / "Other.md").write_text("# Other\n\nSome text.\n")
+    run(vault_scope(vault))
+    calls = []
+    real = llm_pass.name_tables
+    monkeypatch.setattr(llm_pass, "name_tables", lambda exts: calls.append(1) or real(exts))
+    (vault / "Other.md").write_text("# Other\n\nSome other text.\n")
+    run(vault_scope(vault), paths=[vault / "Other.md"])
+    assert calls == [], "a body edit: no table rebuilt"
+    (vault / "Other.md").write_text("---\naliases: [Postgres]\n---\n# Other\n")
+    run(vault_scope(vault), paths=[vault / "Other.md"])
+    assert calls == [1]
+    assert (m.note_id("payments-api.md"), "depends_on", "note:Other.md") in {(s, r, t) for s, r, t, _, _ in _stated_edges(vault)}
