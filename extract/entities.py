@@ -169,7 +169,8 @@ def llm_graph(
     result: Any,
     title_index: dict[str, str],
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """Entity nodes and edges (``mentions`` + typed relations) owned by the note ``relpath``.
+    """Entity nodes and edges (``mentions`` + typed relations) owned by the note ``relpath``;
+    ``via`` says where an edge came from: ``stated`` by the note's structure, or the ``llm``.
 
     ``result`` is a :class:`extract.llm.NoteLlmResult` or its ``to_dict()`` form (as stored in
     ``Extraction.meta["llm"]``). A pending result contributes nothing. ``title_index`` maps note
@@ -212,7 +213,7 @@ def llm_graph(
                 confidence=confidence,
                 score=entity.get("score", CONFIDENCE_SCORE[confidence]),
                 key=MENTIONS,
-                via="llm",
+                via="stated" if entity.get("stated") else "llm",
             )
         )
 
@@ -232,7 +233,7 @@ def llm_graph(
                 confidence=confidence,
                 score=rel.get("score", CONFIDENCE_SCORE[confidence]),
                 key=rel["relation"],
-                via="llm",
+                via="stated" if str(rel.get("check", "")).startswith("stated by") else "llm",
                 check=rel.get("check", ""),
                 **({"fitted": rel["fitted"]} if rel.get("fitted") else {}),
             )

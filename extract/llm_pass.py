@@ -29,9 +29,13 @@ from vault_kg.core import model as m
 from vault_kg.core.passes import CacheView, PassContext, ScopeView
 
 MODE_META = "llm_mode"
+STATED = "stated"  # the model pass is off; the note's structure states relations (see `_stated_only`)
+STATED_VERSION = 1  # part of the pass's mode: a change re-reads every note
 COUNTS_META = "llm_counts"
 NAMES_BLOB = "llm_names"
+NAMES_META = "llm_names_fingerprint"
 DUPLICATES_BLOB = "llm_duplicates"
+MODEL_VIA = ("llm", "stated")  # the `via` of the edges this pass adds (see `entities.llm_graph`)
 
 
 @dataclass
@@ -51,14 +55,15 @@ class Settings:
         return request_options(self.num_ctx)
 
     def mode(self) -> dict[str, Any]:
-        if not self.enabled:
-            return {"enabled": False}
-        from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
         from .verify import VERIFIER_VERSION
+
+        if not self.enabled:
+            return {"enabled": False, "stated": STATED_VERSION, "verifier": VERIFIER_VERSION}
+        from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
 
         return {
             "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
-            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA], "verifier": VERIFIER_VERSION,
+            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA], "verifier": VERIFIER_VERSION, "stated": STATED_VERSION,
         }
 
 
@@ -109,23 +114,47 @@ def decode(data: bytes) -> str:
 
 
 def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Extraction:
-    """Look the note's chunk answers up in the cache: "answered" (verified in `enrich`) or pending."""
+    """Look the note's chunk answers up in the cache: "answered" (verified in `enrich`) or pending.
+    With no answer (the pass off, or the note pending), the relations the note's structure states
+    are still kept for `enrich` (see `extract.stated_relations`): they need no model."""
     s = _settings(ctx)
-    if not s.enabled or ext.quarantine:
+    if ext.quarantine:
         return ext
+    if not s.enabled:
+        return _stated_only(rel, data, ext, STATED)
     from .llm_prompt import chunk_key, merge_answers, plan_note
     from .llm_cache import LlmCache
 
     plan = plan_note(ext.meta.get("title") or Path(rel).stem, decode(data), s.num_ctx)
     if s.digest is None and plan.prompts:  # a note with nothing to ask needs no model: were it
-        return _pending(rel, ext)  # pending until the first preflight, an update would keep it so
+        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)  # pending, an update would keep it so
     keys = [chunk_key(prompt, s.model, s.digest, s.options) for prompt in plan.prompts]
     cache = ctx.state.setdefault("llm_cache", LlmCache(s.cache_dir))
     answers = [cache.get(key) for key in keys]
     if any(a is None for a in answers):
-        return _pending(rel, ext)
+        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)
     ext.meta["llm"] = {"status": "answered", "keys": keys}
     ext.meta["llm_src"] = {"raw": plan.raw, "answer": merge_answers(plan, answers)}
+    return ext
+
+
+def _stated_only(rel: str, data: bytes, ext: m.Extraction, status: str) -> m.Extraction:
+    """The note with what verification needs to add the relations its structure states, when it
+    states any (``meta["llm"]["stated"]``); the model's answer is empty until it arrives."""
+    from .llm_prompt import prose_lines
+    from .relation_types import type_from_tags
+    from .stated_relations import may_state, stated_relations
+
+    node = ext.nodes.get(m.note_id(rel)) or {}
+    title = ext.meta.get("title") or Path(rel).stem
+    props = node.get("props")
+    if not may_state(ext.meta.get("headings") or [], props, data):
+        return ext
+    raw = prose_lines(decode(data))[0]
+    if not stated_relations(raw, title, props, type_from_tags(node.get("tags", []), [title, *node.get("aliases", [])])):
+        return ext
+    ext.meta["llm"] = {"status": status, "stated": True}
+    ext.meta["llm_src"] = {"raw": raw, "answer": {"entities": [], "relations": []}}
     return ext
 
 
@@ -174,40 +203,63 @@ def _changed_aliases(old: dict[str, list[str]], new: dict[str, list[str]]) -> se
 
 
 def enrich(ctx: PassContext) -> None:
-    """Verify newly answered notes, and re-verify the answered notes whose names changed meaning."""
-    if ctx.scope.kind != "vault" or not _settings(ctx).enabled:
+    """Verify newly answered notes (and the relations notes state, answered or not), and verify
+    again the notes whose names changed meaning."""
+    if ctx.scope.kind != "vault":
         return
+    enabled = _settings(ctx).enabled
     exts = ctx.extractions
-    answered: list[str] = []
-    pending = keyed = 0
+    verifiable: list[str] = []
+    answered = pending = keyed = 0
     for rel, ext in exts.items():
         llm = ext.hot("llm") or {}
-        if llm.get("status") in ("answered", "ok"):
-            answered.append(rel)
+        status = llm.get("status")
+        if status in ("answered", "ok"):
+            answered += 1
             keyed += bool(llm.get("keys"))  # answers that depend on the model's digest
-        elif llm.get("status") == m.PENDING:
+            verifiable.append(rel)
+        elif llm.get("stated"):
+            verifiable.append(rel)
+        if status == m.PENDING:
             pending += 1
-    ctx.cache.set_meta(COUNTS_META, {"answered": len(answered), "pending": pending, "keyed": keyed})
-    if not answered:
-        ctx.cache.put_blob(NAMES_BLOB, None)
+    if enabled:
+        ctx.cache.set_meta(COUNTS_META, {"answered": answered, "pending": pending, "keyed": keyed})
+    if not verifiable:
+        if ctx.cache.get_blob(NAMES_BLOB) is not None:
+            ctx.cache.put_blob(NAMES_BLOB, None)
+            ctx.cache.set_meta(NAMES_META, None)
         return
+    fingerprint = _names_fingerprint(exts)
+    if ctx.cache.get_meta(NAMES_META) == fingerprint and all("names" in exts[rel].hot("llm") for rel in verifiable):
+        return  # no title, alias or note changed and nothing new to verify: the stored tables hold
     alias_map, title_index = name_tables(exts)
     old = ctx.cache.get_blob(NAMES_BLOB)
     changed = None if old is None else _changed_aliases(old[0], alias_map) | _changed(old[1], title_index)
-    for rel in sorted(answered):
+    for rel in sorted(verifiable):
         llm = exts[rel].hot("llm")
-        if llm["status"] == "answered" or changed is None or changed.intersection(llm["names"]):
+        if llm["status"] == "answered" or "names" not in llm or changed is None or changed.intersection(llm["names"]):
             ctx.replace_extraction(rel, verified(rel, exts[rel], alias_map, title_index))
     ctx.cache.put_blob(NAMES_BLOB, (alias_map, title_index))
+    ctx.cache.set_meta(NAMES_META, fingerprint)
+
+
+def _names_fingerprint(exts: dict[str, m.Extraction]) -> str:
+    """What `name_tables` reads (each note's path, title, aliases, quarantine), hashed: far cheaper
+    than the tables, so an update that changed none of it skips them."""
+    rows = [[rel, bool(ext.quarantine), ext.hot("title", ""), ext.hot("aliases", [])] for rel, ext in sorted(exts.items())]
+    return hashlib.blake2b(orjson.dumps(rows), digest_size=16).hexdigest()
 
 
 def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title_index: dict[str, str]) -> m.Extraction:
-    """The note's extraction with its verified entities and relations (nodes and edges it owns)."""
+    """The note's extraction with its verified entities and relations (nodes and edges it owns):
+    the model's answer when there is one, and always what the note's structure states."""
     from .entities import canonical_name, llm_graph
     from .llm_prompt import verify_answer
     from .relation_types import type_from_tags
 
     src = ext.meta["llm_src"]
+    llm = ext.hot("llm")
+    answered = llm["status"] in ("answered", "ok")
     title = ext.hot("title", "") or ""
     own = list(ext.hot("aliases", []) or [])
     nid = m.note_id(rel)
@@ -220,16 +272,17 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     names |= {canonical_name(r[end]) for r in relations for end in ("source", "target")}
     nodes = {k: v for k, v in ext.nodes.items() if v.get("kind") != m.ENTITY}
     note = nodes.get(nid)
-    if note is not None and note.get("status") == m.PENDING:
+    if answered and note is not None and note.get("status") == m.PENDING:
         nodes[nid] = {**note, "status": m.LIVE}
     for entity_id, attrs in graph_nodes.items():
         nodes[entity_id] = {**attrs, "shared": True, "status": m.LIVE}
     meta = dict(ext.meta)
-    meta["llm"] = {"status": "ok", "keys": ext.hot("llm")["keys"], "names": sorted(names)}
+    meta["llm"] = {"status": "ok", "keys": llm["keys"]} if answered else {"status": llm["status"], "stated": True}
+    meta["llm"]["names"] = sorted(names)
     meta["llm_result"] = result
     return m.Extraction(
         source=ext.source, hash=ext.hash, nodes=nodes,
-        edges=[e for e in ext.edges if e.get("via") != "llm"] + graph_edges,
+        edges=[e for e in ext.edges if e.get("via") not in MODEL_VIA] + graph_edges,
         refs=ext.refs, text=ext.text, quarantine=ext.quarantine, warnings=list(ext.warnings), meta=meta,
     )
 

@@ -63,6 +63,20 @@ _ROW_SUBJECTS = frozenset({"service", "tool", "project", "api", None})
 _DASH = {"", "-", "—", "–", "n/a", "none", "tbd", "?"}
 
 
+_OWNER_HEADER = re.compile(rb"^[ \t]*\|.*\b(?:" + "|".join(re.escape(c) for c in COLUMNS).encode() + rb")\b", re.IGNORECASE | re.MULTILINE)
+
+
+def may_state(headings: Iterable[Any], props: dict[str, Any] | None, data: bytes) -> bool:
+    """A cheap test the deterministic pass runs on every note: could ``stated_relations`` find
+    anything (a heading that names a relation, a property named after one, a table with an owner
+    column)? Most notes have none, and pay no more than this."""
+    if props and any(re.sub(r"[\s-]+", "_", str(k).strip().casefold()) in PROPERTIES or str(k).strip().casefold() == "team" for k in props):
+        return True
+    if any(pattern.search(str(h[1])) for h in headings for pattern, _, _ in HEADINGS):
+        return True
+    return b"|" in data and _OWNER_HEADER.search(data) is not None
+
+
 def _name_in(text: str) -> str | None:
     """The entity a list item names: the wikilink or bold name it starts with, else its first
     wikilink or bold name, else the capitalised name it starts with when a separator (a dash, a

@@ -28,11 +28,11 @@ from typing import Any
 from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED
 
 from .entities import canonical_name, find_mention, match_key, surface_forms
-from .relation_types import SYMMETRIC, fit_relations, typer
+from .relation_types import SYMMETRIC, fit_relations, typer, valid
 
 # Part of the pass's mode (not of the answer cache key): a change re-verifies every stored answer
 # at the next build, without a model call.
-VERIFIER_VERSION = 2
+VERIFIER_VERSION = 3
 PRONOUN_WINDOW = 3
 _PRONOUN = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|we|our|us|this|that)\b")
 
@@ -172,6 +172,15 @@ def _typed(entity: dict[str, Any], type_of: Callable[[str], str | None]) -> dict
     return {**entity, "type": known} if known and known != entity.get("type") else entity
 
 
+def _unfitting(rel: dict[str, Any], type_of: Callable[[str], str | None]) -> dict[str, Any]:
+    """A relation that no verb fits, given both ends' types (a person `depends_on` a person, a
+    country `part_of` a client), is AMBIGUOUS: the types say the two are not related that way."""
+    source_type, target_type = type_of(rel["source"]), type_of(rel["target"])
+    if rel["confidence"] == AMBIGUOUS or not source_type or not target_type or valid(rel["relation"], source_type, target_type):
+        return rel
+    return {**rel, "confidence": AMBIGUOUS, "score": 0.3, "check": f"{rel['check']}; no relation fits a {source_type} and a {target_type}"}
+
+
 def verify_extraction(
     entities: list[dict[str, Any]],
     relations: list[dict[str, Any]],
@@ -206,7 +215,7 @@ def verify_extraction(
     stated = list(stated)
     stated_pairs = {frozenset((key(r["source"]), key(r["target"]))) for r in stated}
     named = {key(e["name"]) for e in entities}
-    extra = [{"name": r[end], "type": type_of(r[end]) or "concept"} for r in stated for end in ("source", "target")]
+    extra = [{"name": r[end], "type": type_of(r[end]) or "concept", "stated": True} for r in stated for end in ("source", "target")]
     for entity in extra:
         if key(entity["name"]) not in named:
             named.add(key(entity["name"]))
@@ -214,6 +223,7 @@ def verify_extraction(
     checked_entities = [verify_entity(_typed(e, type_of), lines, forms_of(e["name"])) for e in entities]
     best: dict[frozenset[str], dict[str, Any]] = {}
     for rel in fit_relations([verify_relation(rel, lines, forms_of, subject) for rel in relations], type_of):
+        rel = _unfitting(rel, type_of)
         pair = frozenset((key(rel["source"]), key(rel["target"])))
         if pair in stated_pairs:
             continue

@@ -56,6 +56,8 @@ def note_text(rng: random.Random) -> str:
             lines.append(f"title: {rng.choice(NAMES)} title")
         if rng.random() < 0.3:
             lines += anchor_lines(rng)
+        if rng.random() < 0.2:  # a relation the structure states (extract/stated_relations.py)
+            lines.append(f'owner: "[[{rng.choice(NAMES + DANGLING + ALIASES)}]]"')
         lines.append("---")
     if rng.random() < 0.5:
         lines.append(f"# {rng.choice(NAMES)} heading")
@@ -64,6 +66,8 @@ def note_text(rng: random.Random) -> str:
         lines.append(body_line(rng))
     for _ in range(rng.randint(0, 3)):
         lines.append(body_line(rng))
+    if rng.random() < 0.3:
+        lines += ["## Depends on", *(f"- {link(rng)}" for _ in range(rng.randint(1, 2)))]
     return "\n".join(lines) + "\n"
 
 

@@ -144,6 +144,19 @@ def test_passive_by_flips_a_subject_relation_and_one_relation_per_pair() -> None
     assert (rels[0]["source"], rels[0]["target"]) == ("payments-api", "notification-service")
 
 
+def test_a_relation_no_verb_fits_is_ambiguous() -> None:
+    """Two people named on one line are not related by `depends_on` (or any verb): the ends' types
+    say so, and the relation is kept out of the EXTRACTED/INFERRED graph; a fitting one stays."""
+    lines = {2: "Lena Novak leads the Platform team; Omar Haddad is the other member."}
+    people = [{"name": "Lena Novak", "type": "person"}, {"name": "Omar Haddad", "type": "person"}, {"name": "Platform team", "type": "team"}]
+    _, rels = _verify(lines, [{"source": "Lena Novak", "relation": "depends_on", "target": "Omar Haddad", "line": 2},
+                              {"source": "Omar Haddad", "relation": "part_of", "target": "Platform team", "line": 2}], people)
+    verdict = {(r["source"], r["target"]): r for r in rels}
+    assert verdict[("Lena Novak", "Omar Haddad")]["confidence"] == m.AMBIGUOUS
+    assert verdict[("Lena Novak", "Omar Haddad")]["check"].endswith("no relation fits a person and a person")
+    assert verdict[("Omar Haddad", "Platform team")]["confidence"] == m.EXTRACTED
+
+
 def test_stated_relations_replace_the_models_for_the_same_pair() -> None:
     lines = {3: "payments-api keeps the ledger in Postgres."}
     stated = [{"source": "payments-api", "relation": "depends_on", "target": "Postgres", "line": 9, "confidence": m.EXTRACTED, "score": 1.0, "check": "stated by the note's list"}]
@@ -170,19 +183,29 @@ It works with the Stripe API for card data.
 """
 
 
-@pytest.fixture
-def answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A vault of STATED_NOTE, built and drained by the worker against the fake server (left running)."""
+def _stated_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str) -> Path:
+    """A vault of STATED_NOTE, the model pass `on` or `off`, no graph.html."""
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "payments-api.md").write_text(STATED_NOTE)
-    monkeypatch.setenv("KG_OLLAMA", "on")
+    monkeypatch.setenv("KG_OLLAMA", model)
     monkeypatch.setenv("KG_HTML", "off")
+    return vault
+
+
+def _drain(vault: Path) -> None:
+    scope = vault_scope(vault)
+    assert llm_worker.Worker(scope.root, scope.out, load_config()).drain() == "nothing pending"
+
+
+@pytest.fixture
+def answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A vault of STATED_NOTE, built and drained by the worker against the fake server (left running)."""
+    vault = _stated_vault(tmp_path, monkeypatch, "on")
     with FakeOllama() as fake:
         monkeypatch.setenv("OLLAMA_HOST", fake.url)
         run(vault_scope(vault))
-        scope = vault_scope(vault)
-        assert llm_worker.Worker(scope.root, scope.out, load_config()).drain() == "nothing pending"
+        _drain(vault)
         yield vault, fake
 
 
@@ -196,7 +219,9 @@ def test_model_path_keeps_stated_and_fitted_relations(answered) -> None:
     vault, fake = answered
     assert fake.chat_calls == 1, "the stated relations cost no call"
     edges = _graph(vault)["edges"]
-    llm = {(e["source"], e["relation"], e["target"]): e for e in edges if e.get("via") == "llm" and e["relation"] != m.MENTIONS}
+    llm = {(e["source"], e["relation"], e["target"]): e for e in edges if e.get("via") in ("llm", "stated") and e["relation"] != m.MENTIONS}
+    pairs = [frozenset((e["source"], e["target"])) for e in edges if e.get("via") in ("llm", "stated") and e["relation"] != m.MENTIONS]
+    assert len(pairs) == len(set(pairs)), "the model's answer adds no second edge for a pair the note states"
     note = "note:payments-api.md"
     assert set(llm) == {
         ("entity:platform-team", "owns", note),
@@ -205,6 +230,7 @@ def test_model_path_keeps_stated_and_fitted_relations(answered) -> None:
         (note, "uses", "entity:stripe-api"),
     }
     assert llm[("entity:platform-team", "owns", note)]["check"] == "stated by the note's property owner"
+    assert {k for k, e in llm.items() if e["via"] == "stated"} == set(llm) - {(note, "uses", "entity:stripe-api")}
     assert llm[(note, "depends_on", "entity:postgres")]["confidence"] == m.EXTRACTED
     stripe = llm[(note, "uses", "entity:stripe-api")]
     assert (stripe["confidence"], stripe["fitted"]) == (m.INFERRED, "works_on"), "works_on fitted to uses; the subject is 'It'"
@@ -226,5 +252,75 @@ def test_a_new_verifier_reverifies_stored_answers_without_a_call(answered, monke
     after = _graph(vault)
     assert result.extra["rederived_owners"] == "all"
     assert after["graph"]["counts"]["pending"] == 0
-    assert [e for e in after["edges"] if e.get("via") == "llm"] == [e for e in before["edges"] if e.get("via") == "llm"], \
+    assert [e for e in after["edges"] if e.get("via") in ("llm", "stated")] == [e for e in before["edges"] if e.get("via") in ("llm", "stated")], \
         "the same stored answers, verified again, give the same edges"
+
+
+def _stated_edges(vault: Path) -> set[tuple[str, str, str, str, str]]:
+    return {(e["source"], e["relation"], e["target"], e["confidence"], e["owner"])
+            for e in _graph(vault)["edges"] if e.get("via") == "stated" and e["relation"] != m.MENTIONS}
+
+
+def test_stated_relations_land_with_the_model_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """KG_OLLAMA=off: the deterministic pass adds the relations lists and properties state, owned by
+    the note and EXTRACTED; a name becomes the note with that title once one exists (incremental
+    equals from scratch), and an edit that drops the list drops its relations."""
+    from scratch_build import artifacts, scratch
+
+    vault = _stated_vault(tmp_path, monkeypatch, "off")
+    run(vault_scope(vault))
+    note = "note:payments-api.md"
+    assert _stated_edges(vault) == {
+        ("entity:platform-team", "owns", note, m.EXTRACTED, "payments-api.md"),
+        (note, "depends_on", "entity:postgres", m.EXTRACTED, "payments-api.md"),
+        (note, "depends_on", "entity:kafka", m.EXTRACTED, "payments-api.md"),
+    }
+    assert not any(e.get("via") == "llm" for e in _graph(vault)["edges"]), "no model relation with the model off"
+    (vault / "Kafka.md").write_text("# Kafka\n")
+    (vault / "Platform.md").write_text("---\naliases: [Platform team]\n---\n# Platform\n")
+    run(vault_scope(vault), paths=[vault / "Kafka.md", vault / "Platform.md"])
+    assert {(s, r, t) for s, r, t, _, _ in _stated_edges(vault)} == {
+        ("note:Platform.md", "owns", note), (note, "depends_on", "entity:postgres"), (note, "depends_on", "note:Kafka.md"),
+    }
+    assert "entity:kafka" not in {n["id"] for n in _graph(vault)["nodes"]}, "no ghost entity once the note exists"
+    assert artifacts(vault) == scratch(vault, tmp_path)
+    (vault / "payments-api.md").write_text(STATED_NOTE.split("## Dependencies")[0])
+    run(vault_scope(vault), paths=[vault / "payments-api.md"])
+    assert {(s, r, t) for s, r, t, _, _ in _stated_edges(vault)} == {("note:Platform.md", "owns", note)}
+    assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def test_a_pending_note_has_its_stated_relations_before_the_model_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model on: the build lands the stated relations at once (the note still pending); the answer
+    that arrives later keeps them, once each."""
+    vault = _stated_vault(tmp_path, monkeypatch, "on")
+    with FakeOllama() as fake:
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        run(vault_scope(vault))
+        assert fake.chat_calls == 0, "the build calls no model"
+        before = _stated_edges(vault)
+        assert len(before) == 3
+        assert _graph(vault)["graph"]["counts"]["pending"] == 1
+        _drain(vault)
+        assert fake.chat_calls == 1
+    assert _stated_edges(vault) == before
+
+
+def test_an_edit_that_renames_nothing_skips_the_name_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The title/alias tables are rebuilt only when a title, alias or note changed (they cost
+    O(vault) on every update otherwise); the graph still follows a rename."""
+    from extract import llm_pass
+
+    vault = _stated_vault(tmp_path, monkeypatch, "off")
+    (vault / "Other.md").write_text("# Other\n\nSome text.\n")
+    run(vault_scope(vault))
+    calls = []
+    real = llm_pass.name_tables
+    monkeypatch.setattr(llm_pass, "name_tables", lambda exts: calls.append(1) or real(exts))
+    (vault / "Other.md").write_text("# Other\n\nSome other text.\n")
+    run(vault_scope(vault), paths=[vault / "Other.md"])
+    assert calls == [], "a body edit: no table rebuilt"
+    (vault / "Other.md").write_text("---\naliases: [Postgres]\n---\n# Other\n")
+    run(vault_scope(vault), paths=[vault / "Other.md"])
+    assert calls == [1]
+    assert (m.note_id("payments-api.md"), "depends_on", "note:Other.md") in {(s, r, t) for s, r, t, _, _ in _stated_edges(vault)}
