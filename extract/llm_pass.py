@@ -250,12 +250,22 @@ def _names_fingerprint(exts: dict[str, m.Extraction]) -> str:
     return hashlib.blake2b(orjson.dumps(rows), digest_size=16).hexdigest()
 
 
+def _names_read(entities: list[dict[str, Any]], relations: list[dict[str, Any]]) -> set[str]:
+    """Every name verification looked up, kept or not: a relation dropped as a duplicate of
+    another pair can come back when an alias changes which title a name reads as, so the names
+    of what was dropped must trigger re-verification too."""
+    from .entities import canonical_name
+
+    return {canonical_name(e["name"]) for e in entities} | {canonical_name(r[end]) for r in relations for end in ("source", "target")}
+
+
 def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title_index: dict[str, str]) -> m.Extraction:
     """The note's extraction with its verified entities and relations (nodes and edges it owns):
     the model's answer when there is one, and always what the note's structure states."""
     from .entities import canonical_name, llm_graph
     from .llm_prompt import verify_answer
     from .relation_types import type_from_tags
+    from .stated_relations import stated_relations
 
     src = ext.meta["llm_src"]
     llm = ext.hot("llm")
@@ -268,8 +278,10 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     entities, relations = verify_answer(src["answer"], src["raw"], alias_map, [title, *own], subject_type, own_node.get("props"))
     result = {"status": "ok", "entities": entities, "relations": relations}
     graph_nodes, graph_edges = llm_graph(rel, nid, result, title_index)
-    names = {canonical_name(e["name"]) for e in entities} | {canonical_name(n) for n in (title, *own)}
-    names |= {canonical_name(r[end]) for r in relations for end in ("source", "target")}
+    stated = stated_relations(src["raw"], title, own_node.get("props"), subject_type)
+    names = {canonical_name(n) for n in (title, *own)} | _names_read(
+        [*src["answer"]["entities"], *entities], [*src["answer"]["relations"], *relations, *stated]
+    )
     nodes = {k: v for k, v in ext.nodes.items() if v.get("kind") != m.ENTITY}
     note = nodes.get(nid)
     if answered and note is not None and note.get("status") == m.PENDING:

@@ -188,6 +188,14 @@ def test_model_answers_survive_renames_and_alias_changes(fake_model: str) -> Non
 # ------------------------------------------------------------------ shrunk counterexamples, replayed
 
 
+def test_an_alias_change_reverifies_a_stated_relation_dropped_as_a_duplicate() -> None:
+    """Merge find: a note's `## Depends on` list named [[Nowhere|…]] and [[Beta]], which read as
+    one pair and kept one edge; another note then took the alias Beta, the two became different
+    pairs, but the note had recorded only the names it kept, so it was not verified again
+    (scratch folded two edges into one with `lines: [11, 12]`, incremental had one)."""
+    check_sequence(5523, [("edit_frontmatter", "vault", 0, 1086)])
+
+
 def test_a_new_note_claiming_an_alias_reverifies_the_notes_that_name_it(fake_model: str) -> None:
     """CI find: a new note whose aliases include one another note already had changed which title
     that alias reads as, but only notes naming the new title were re-verified, so a stale
