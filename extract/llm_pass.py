@@ -122,12 +122,13 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
         return ext
     if not s.enabled:
         return _stated_only(rel, data, ext, STATED)
-    from .llm_prompt import chunk_key, merge_answers, plan_note
+    from .llm_prompt import asks_the_model, chunk_key, merge_answers, plan_note
     from .llm_cache import LlmCache
 
-    plan = plan_note(ext.meta.get("title") or Path(rel).stem, decode(data), s.num_ctx)
-    if s.digest is None and plan.prompts:  # a note with nothing to ask needs no model: were it
-        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)  # pending, an update would keep it so
+    text = decode(data)
+    if s.digest is None and asks_the_model(text, s.num_ctx):  # a note with nothing to ask needs no
+        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)  # model: pending, an update would keep it so
+    plan = plan_note(ext.meta.get("title") or Path(rel).stem, text, s.num_ctx)
     keys = [chunk_key(prompt, s.model, s.digest, s.options) for prompt in plan.prompts]
     cache = ctx.state.setdefault("llm_cache", LlmCache(s.cache_dir))
     answers = [cache.get(key) for key in keys]

@@ -325,6 +325,12 @@ def token_budget(num_ctx: int) -> int:
     return num_ctx - request_options(num_ctx)["num_predict"] - estimate_tokens(SYSTEM_PROMPT) - 400
 
 
+def asks_the_model(text: str, num_ctx: int = NUM_CTX) -> bool:
+    """Whether `plan_note` would hold a prompt, without building one (prompts list name pairs,
+    which costs more than the rest of a note's extraction)."""
+    return bool(chunk_note(prose_lines(text)[1], SPLIT_CHARS, token_budget(num_ctx)))
+
+
 def plan_note(title: str, text: str, num_ctx: int = NUM_CTX) -> NotePlan:
     """Chunks and prompts of one note (pure: the engine and the worker compute the same keys)."""
     raw, clean = prose_lines(text)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .entities import canonical_name
 
@@ -45,6 +46,12 @@ _NOT_NAMES = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
+def _bounded(folded: str) -> re.Pattern[str]:
+    """A known name as a whole word (not inside another word or identifier)."""
+    return re.compile(rf"(?<![\w-]){re.escape(folded)}(?![\w-])")
+
+
 @dataclass(frozen=True)
 class Pair:
     """Two names of one sentence, in reading order, and the chunk line (from 1) they share."""
@@ -62,7 +69,10 @@ def names_in(sentence: str, known: Iterable[str], capitalised: frozenset[str] = 
     found: list[tuple[int, str, bool]] = []
     lowered = sentence.casefold()
     for name in known:
-        match = re.search(rf"(?<![\w-]){re.escape(name.casefold())}(?![\w-])", lowered)
+        folded = name.casefold()
+        if folded not in lowered:  # most known names are not in a given sentence: skip the regex
+            continue
+        match = _bounded(folded).search(lowered)
         if match:
             found.append((match.start(), sentence[match.start():match.end()], True))
     for pattern in (_CAPS, _IDENT):
