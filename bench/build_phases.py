@@ -57,20 +57,9 @@ def clocked(fn: Callable[..., Any], label: str, spent: dict[str, list[float]]) -
 
 
 def instrument(spent: dict[str, list[float]]) -> None:
-    import importlib
+    from instrument import instrument as wrap_all
 
-    import vault_kg.engine as engine
-
-    for where, names in INSIDE.items():
-        module_name, _, cls = where.partition(":")
-        owner: Any = importlib.import_module(module_name)
-        if cls:
-            owner = getattr(owner, cls)
-        for name in names:
-            fn = getattr(owner, name, None)
-            if fn is not None:
-                setattr(owner, name, clocked(fn, f"  {module_name.split('.')[-1]}.{name}", spent))
-    engine.STAGES = tuple(clocked(stage, f"{stage.__name__}", spent) for stage in engine.STAGES)
+    wrap_all(INSIDE, lambda fn, label: clocked(fn, label, spent), member_prefix="  ", stage_prefix="")
 
 
 def main() -> None:

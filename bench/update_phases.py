@@ -52,20 +52,9 @@ def timed(fn: Callable[..., Any], label: str, spent: dict[str, float]) -> Callab
 
 
 def instrument(spent: dict[str, float]) -> None:
-    import importlib
+    from instrument import instrument as wrap_all
 
-    import vault_kg.engine as engine
-
-    for where, names in PHASES.items():
-        module_name, _, cls = where.partition(":")
-        owner: Any = importlib.import_module(module_name)
-        if cls:
-            owner = getattr(owner, cls)
-        for name in names:
-            fn = getattr(owner, name, None)
-            if fn is not None:
-                setattr(owner, name, timed(fn, f"{module_name.split('.')[-1]}.{name}", spent))
-    engine.STAGES = tuple(timed(stage, f"engine.{stage.__name__}", spent) for stage in engine.STAGES)
+    wrap_all(PHASES, lambda fn, label: timed(fn, label, spent), member_prefix="", stage_prefix="engine.")
 
 
 def main() -> None:
