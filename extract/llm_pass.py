@@ -169,7 +169,10 @@ def _pending(rel: str, ext: m.Extraction) -> m.Extraction:
 
 def name_tables(exts: dict[str, m.Extraction]) -> tuple[dict[str, list[str]], dict[str, str]]:
     """(canonical note title -> the aliases of the notes with that title, canonical title or alias
-    -> note id): what verification and the entity-to-note mapping read outside a note."""
+    -> note id): what verification and the entity-to-note mapping read outside a note.
+
+    The alias table is ordered by title, not by path: verification reads an alias several titles
+    share as one of them by that order, so a moved note must not change which."""
     from .entities import build_title_index, canonical_name
 
     aliases: dict[str, set[str]] = {}
@@ -183,7 +186,7 @@ def name_tables(exts: dict[str, m.Extraction]) -> tuple[dict[str, list[str]], di
         titles[m.note_id(rel)] = [title, *own]
         if own:
             aliases.setdefault(canonical_name(title), set()).update(own)
-    return {k: sorted(v) for k, v in aliases.items()}, build_title_index(titles)
+    return {k: sorted(aliases[k]) for k in sorted(aliases)}, build_title_index(titles)
 
 
 def _changed(old: dict[str, Any], new: dict[str, Any]) -> set[str]:

@@ -188,6 +188,15 @@ def test_model_answers_survive_renames_and_alias_changes(fake_model: str) -> Non
 # ------------------------------------------------------------------ shrunk counterexamples, replayed
 
 
+def test_moving_a_note_does_not_change_which_title_a_shared_alias_reads_as() -> None:
+    """Explore find: three notes shared the alias Nowhere, and verification read it as whichever
+    title came last in the alias table, which was ordered by path; moving one of them into
+    another folder reordered the table, so a scratch build read `[[Nowhere]]` in a `## Depends on`
+    list as another title and kept a `depends_on` edge the update (whose names had not changed)
+    did not have (5 edges against 6)."""
+    check_sequence(0, [("move", "vault", 0, 76)])
+
+
 def test_an_alias_change_reverifies_a_stated_relation_dropped_as_a_duplicate() -> None:
     """Merge find: a note's `## Depends on` list named [[Nowhere|…]] and [[Beta]], which read as
     one pair and kept one edge; another note then took the alias Beta, the two became different
