@@ -13,6 +13,7 @@ under the scope's lock.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
@@ -68,26 +69,51 @@ class ReadOnlyCache:
         self.wrote = True
 
 
-def _list_sources(kind: str, root: Path) -> tuple[list[str], list[Any]]:
+def _source_stats(kind: str, root: Path) -> tuple[list[tuple[str, int, int]] | None, list[Any]]:
+    """Every source's (path, size, mtime) in path order (None when one could not be stat'ed),
+    and the skipped files: what the engine's `scan` compares with the cache."""
     if kind == "vault":
-        from extract.vault_scan import list_sources
+        from extract.vault_scan import list_source_stats
 
-        return list_sources(root)
+        return list_source_stats(root)
     from extract.code_scan import list_sources as list_code
 
-    return list_code(root)
+    listed, skipped = list_code(root)
+    base = os.path.join(root, "")  # plain string joins: pathlib costs more than the stat
+    stats = []
+    for rel in sorted(listed):
+        try:
+            st = os.stat(base + rel)
+        except OSError:
+            return None, skipped
+        stats.append((rel, st.st_size, st.st_mtime_ns))
+    return stats, skipped
+
+
+def _unchanged_sources(scope: Scope, con: sqlite3.Connection, cache: "ReadOnlyCache") -> list[Any] | None:
+    """The skipped files when every source is the one the cache holds (same paths, sizes and
+    mtimes, same skips) and no pass asks for more; None otherwise."""
+    # One sorted list against another: SQLite orders TEXT by its UTF-8 bytes, which is Python's
+    # code point order, so equal lists mean the same files with the same stats.
+    known = con.execute("SELECT rel, size, mtime FROM sources ORDER BY rel").fetchall()
+    if not known or _mode_changed(scope, cache):
+        return None
+    listed, skipped = _source_stats(scope.kind, scope.root)
+    if listed != known or [[s.relpath, s.reason] for s in skipped] != (cache.get_meta("skipped", []) or []):
+        return None
+    return skipped
 
 
 def _mode_changed(scope: Scope, cache: ReadOnlyCache) -> bool:
     """The passes' own `check_mode`, through a cache that refuses writes (a write means: not a no-op)."""
-    from .engine import pass_modules
+    from .up_to_date import pass_modules
 
     return any(p.check_mode(scope, cache) or cache.wrote for p in pass_modules(scope.kind))
 
 
 def _leftovers(layout: Any) -> bool:
     """Whether `engine._locked_run` would sweep a temp file (the names it sweeps, nothing else)."""
-    from .engine import SWEPT
+    from .up_to_date import SWEPT
 
     return any(any(folder.glob(f".{name}.*.tmp")) for where, names in SWEPT for folder in (getattr(layout, where),) for name in names)
 
@@ -124,7 +150,8 @@ def probe(scope: Scope) -> Any | None:
     do something (or when that cannot be told without writing)."""
     from .core import store
     from .cache import SCHEMA, connect
-    from .engine import RunResult, _artifacts_current, _fill_counts, deps_changed
+    from .run_result import RunResult, fill_counts
+    from .up_to_date import artifacts_current, deps_changed
 
     started = time.perf_counter()
     layout = store.Layout(scope.out)
@@ -146,29 +173,15 @@ def probe(scope: Scope) -> Any | None:
         if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
             return None
         cache = ReadOnlyCache(con)
-        known = {rel: (size, mtime) for rel, size, mtime in con.execute("SELECT rel, size, mtime FROM sources")}
-        if not known or _mode_changed(scope, cache):
+        skipped = _unchanged_sources(scope, con, cache)
+        if skipped is None:
             return None
-        listed, skipped = _list_sources(scope.kind, scope.root)
-        if len(listed) != len(known) or [[s.relpath, s.reason] for s in skipped] != (cache.get_meta("skipped", []) or []):
-            return None
-        base = os.path.join(scope.root, "")  # plain string joins: pathlib costs more than the stat
-        for rel in listed:
-            stat = known.get(rel)
-            if stat is None:
-                return None
-            try:
-                st = os.stat(base + rel)
-            except OSError:
-                return None
-            if stat != (st.st_size, st.st_mtime_ns):
-                return None
-        if not _artifacts_current(layout, cache) or cache.wrote:  # type: ignore[arg-type]
+        if not artifacts_current(layout, cache) or cache.wrote:
             return None
         if deps_changed(cache.get_meta("deps", {}) or {}) or cache.get_meta("retry", False):
             return None
         result = RunResult(scope.name, scope.kind)
-        _fill_counts(result, cache)  # type: ignore[arg-type]
+        fill_counts(result, cache)
         result.skipped = skipped
     except sqlite3.Error:
         return None
@@ -188,6 +201,16 @@ def print_results(results: list[Any], verb: str) -> None:
 
 def main(argv: list[str]) -> int | None:
     """Run `kg update ARGV` when it is a no-op for every scope it names; None to take the full route."""
+    collecting = gc.isenabled()
+    gc.disable()  # the probe makes a few lists of every source; the cyclic GC would walk them over and over
+    try:
+        return _answer(argv)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _answer(argv: list[str]) -> int | None:
     options = parse(argv)
     if options is None:
         return None
