@@ -17,11 +17,11 @@ from .obsidian_ignore import excluded, never
 
 SKIP_DIRS = {"kg-out", "node_modules", "__pycache__"}
 _MD = frozenset({".md", ".mD", ".Md", ".MD"})  # `name[-3:] in _MD`: `name.lower().endswith(".md")`, cheaper
-Stat = tuple[str, int, int]  # a note's path, size and mtime (ns): what the cache compares
+Stats = tuple[list[str], list[int], list[int]]  # paths, sizes, mtimes (ns): what the cache compares
 
 
 _MD = frozenset({".md", ".mD", ".Md", ".MD"})  # `name[-3:] in _MD`: `name.lower().endswith(".md")`, cheaper
-Stat = tuple[str, int, int]  # a note's path, size and mtime (ns): what the cache compares
+Stats = tuple[list[str], list[int], list[int]]  # paths, sizes, mtimes (ns): what the cache compares
 
 
 def list_sources(root: Path) -> tuple[list[str], list[SourceSkip]]:
@@ -31,19 +31,23 @@ def list_sources(root: Path) -> tuple[list[str], list[SourceSkip]]:
     return [rel for rel, _ in found], skips
 
 
-def list_source_stats(root: Path) -> tuple[list[Stat] | None, list[SourceSkip]]:
+def list_source_stats(root: Path) -> tuple[Stats | None, list[SourceSkip]]:
     """`list_sources` with each note's size and mtime, in the same (sorted) order, stat'ed from
     the listing's own entries (the no-op probe compares them with the cache's); None when a note
     could not be stat'ed (it went away, or its symlink broke, meanwhile: not a no-op)."""
     found, skips = _walk(root)
-    stats: list[Stat] = []
+    rels: list[str] = []
+    sizes: list[int] = []
+    mtimes: list[int] = []
     for rel, entry in found:
         try:
             st = entry.stat()  # as `os.stat` (a symlinked note: its target's)
         except OSError:
             return None, skips
-        stats.append((rel, st.st_size, st.st_mtime_ns))
-    return stats, skips
+        rels.append(rel)
+        sizes.append(st.st_size)
+        mtimes.append(st.st_mtime_ns)
+    return (rels, sizes, mtimes), skips
 
 
 def _walk(root: Path) -> tuple[list[tuple[str, os.DirEntry[str]]], list[SourceSkip]]:

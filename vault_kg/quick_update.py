@@ -20,9 +20,12 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .scopes import Scope
+
+if TYPE_CHECKING:
+    from extract.vault_scan import Stats
 
 _VALUE_OPTIONS = {"--vault": "vault", "--out": "out", "--scope": "scope", "-s": "scope"}
 
@@ -60,17 +63,15 @@ class ReadOnlyCache:
         self.wrote = False
 
     def get_meta(self, key: str, default: Any = None) -> Any:
-        import orjson
-
         row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return orjson.loads(row[0]) if row else default
+        return json.loads(row[0]) if row else default  # what orjson wrote (`ScopeCache.set_meta`); json is imported already
 
     def set_meta(self, key: str, value: Any) -> None:
         self.wrote = True
 
 
-def _source_stats(kind: str, root: Path) -> tuple[list[tuple[str, int, int]] | None, list[Any]]:
-    """Every source's (path, size, mtime) in path order (None when one could not be stat'ed),
+def _source_stats(kind: str, root: Path) -> tuple[Stats | None, list[Any]]:
+    """Every source's path, size and mtime in path order (None when one could not be stat'ed),
     and the skipped files: what the engine's `scan` compares with the cache."""
     if kind == "vault":
         from extract.vault_scan import list_source_stats
@@ -80,26 +81,41 @@ def _source_stats(kind: str, root: Path) -> tuple[list[tuple[str, int, int]] | N
 
     listed, skipped = list_code(root)
     base = os.path.join(root, "")  # plain string joins: pathlib costs more than the stat
-    stats = []
-    for rel in sorted(listed):
+    rels, sizes, mtimes = sorted(listed), [], []
+    for rel in rels:
         try:
             st = os.stat(base + rel)
         except OSError:
             return None, skipped
-        stats.append((rel, st.st_size, st.st_mtime_ns))
-    return stats, skipped
+        sizes.append(st.st_size)
+        mtimes.append(st.st_mtime_ns)
+    return (rels, sizes, mtimes), skipped
+
+
+def _same_stats(con: sqlite3.Connection, fresh: Stats) -> bool:
+    """Whether the cache holds exactly these paths with these sizes and mtimes: its packed
+    snapshot against the listing packed the same way, or (no snapshot) its rows one by one."""
+    from .stat_snapshot import pack, read
+
+    snapshot = read(con)
+    if snapshot is None:
+        # SQLite orders TEXT by its UTF-8 bytes, which is Python's code point order
+        return list(zip(*fresh)) == con.execute("SELECT rel, size, mtime FROM sources ORDER BY rel").fetchall()
+    try:
+        return pack(*fresh) == snapshot
+    except OverflowError:
+        return False
 
 
 def _unchanged_sources(scope: Scope, con: sqlite3.Connection, cache: "ReadOnlyCache") -> list[Any] | None:
     """The skipped files when every source is the one the cache holds (same paths, sizes and
     mtimes, same skips) and no pass asks for more; None otherwise."""
-    # One sorted list against another: SQLite orders TEXT by its UTF-8 bytes, which is Python's
-    # code point order, so equal lists mean the same files with the same stats.
-    known = con.execute("SELECT rel, size, mtime FROM sources ORDER BY rel").fetchall()
-    if not known or _mode_changed(scope, cache):
+    if not con.execute("SELECT EXISTS (SELECT 1 FROM sources)").fetchone()[0] or _mode_changed(scope, cache):
         return None
-    listed, skipped = _source_stats(scope.kind, scope.root)
-    if listed != known or [[s.relpath, s.reason] for s in skipped] != (cache.get_meta("skipped", []) or []):
+    fresh, skipped = _source_stats(scope.kind, scope.root)
+    if fresh is None or not _same_stats(con, fresh):
+        return None
+    if [[s.relpath, s.reason] for s in skipped] != (cache.get_meta("skipped", []) or []):
         return None
     return skipped
 
@@ -149,7 +165,7 @@ def probe(scope: Scope) -> Any | None:
     """The `RunResult` of an update of `scope` that finds nothing to do, or None when it would
     do something (or when that cannot be told without writing)."""
     from .core import store
-    from .cache import SCHEMA, connect
+    from .cache_file import SCHEMA, connect
     from .run_result import RunResult, fill_counts
     from .up_to_date import artifacts_current, deps_changed
 
@@ -170,6 +186,7 @@ def probe(scope: Scope) -> Any | None:
     except sqlite3.Error:
         return None
     try:
+        con.execute("BEGIN")  # every read below sees the same commit
         if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
             return None
         cache = ReadOnlyCache(con)
