@@ -20,10 +20,6 @@ _MD = frozenset({".md", ".mD", ".Md", ".MD"})  # `name[-3:] in _MD`: `name.lower
 Stats = tuple[list[str], list[int], list[int]]  # paths, sizes, mtimes (ns): what the cache compares
 
 
-_MD = frozenset({".md", ".mD", ".Md", ".MD"})  # `name[-3:] in _MD`: `name.lower().endswith(".md")`, cheaper
-Stats = tuple[list[str], list[int], list[int]]  # paths, sizes, mtimes (ns): what the cache compares
-
-
 def list_sources(root: Path) -> tuple[list[str], list[SourceSkip]]:
     """Every note, and what was skipped and why: symlinks that leave the vault, symlinked
     folders, FIFOs, sockets and devices named `*.md`, and names that are not valid UTF-8."""
