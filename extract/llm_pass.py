@@ -52,7 +52,7 @@ class Settings:
         return request_options(self.num_ctx)
 
     def mode(self) -> dict[str, Any]:
-        from .verify import VERIFIER_VERSION
+        from .verifier_version import VERIFIER_VERSION
 
         if not self.enabled:
             return {"enabled": False, "stated": STATED_VERSION, "verifier": VERIFIER_VERSION}
