@@ -10,14 +10,13 @@ half-written entry behind. ``collect`` drops entries no answered note uses.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
+# hashlib, orjson and tempfile are imported where they are used: a no-op `kg update` reaches this
+# module only for `cache_dir_for` (the model pass's mode), and they cost more than the rest of it.
 
 ENTRY_SUFFIX = ".json"
 MODELS_FILE = "models.json"
@@ -44,6 +43,10 @@ def cache_key(
     options: dict[str, Any],
 ) -> str:
     """A stable hex key; any change in one of its parts means a new extraction."""
+    import hashlib
+
+    import orjson
+
     material = orjson.dumps(
         {
             "content": content_hash,
@@ -59,6 +62,8 @@ def cache_key(
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
@@ -82,6 +87,8 @@ class LlmCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The cached payload, or None; an unreadable entry is a miss and is removed."""
+        import orjson
+
         path = self._path(key)
         try:
             payload = orjson.loads(path.read_bytes())
@@ -93,6 +100,8 @@ class LlmCache:
         return payload if isinstance(payload, dict) else None
 
     def put(self, key: str, payload: dict[str, Any]) -> None:
+        import orjson
+
         _atomic_write(self._path(key), orjson.dumps(payload))
 
     def keys(self) -> set[str]:
@@ -114,6 +123,8 @@ class LlmCache:
         return removed
 
     def _models(self) -> dict[str, Any]:
+        import orjson
+
         try:
             known = orjson.loads((self.root / MODELS_FILE).read_bytes())
         except (OSError, orjson.JSONDecodeError):
@@ -135,4 +146,6 @@ class LlmCache:
         if known.get(model) == entry:
             return
         known[model] = entry
+        import orjson
+
         _atomic_write(self.root / MODELS_FILE, orjson.dumps(known, option=orjson.OPT_SORT_KEYS))

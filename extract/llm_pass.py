@@ -18,12 +18,9 @@ model, prompt or options change (answers are keyed on them).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from vault_kg.core import model as m
 from vault_kg.core.passes import CacheView, PassContext, ScopeView
@@ -55,7 +52,7 @@ class Settings:
         return request_options(self.num_ctx)
 
     def mode(self) -> dict[str, Any]:
-        from .verify import VERIFIER_VERSION
+        from .verifier_version import VERIFIER_VERSION
 
         if not self.enabled:
             return {"enabled": False, "stated": STATED_VERSION, "verifier": VERIFIER_VERSION}
@@ -250,6 +247,10 @@ def enrich(ctx: PassContext) -> None:
 def _names_fingerprint(exts: dict[str, m.Extraction]) -> str:
     """What `name_tables` reads (each note's path, title, aliases, quarantine), hashed: far cheaper
     than the tables, so an update that changed none of it skips them."""
+    import hashlib  # here, not at the top: a no-op update asks this module only `check_mode`
+
+    import orjson
+
     rows = [[rel, bool(ext.quarantine), ext.hot("title", ""), ext.hot("aliases", [])] for rel, ext in sorted(exts.items())]
     return hashlib.blake2b(orjson.dumps(rows), digest_size=16).hexdigest()
 
@@ -311,6 +312,10 @@ def assemble(ctx: PassContext) -> None:
     labels = sorted({str(a.get("label", "")) for a in ctx.nodes.values() if a.get("kind") == m.ENTITY})
     if not labels:
         return
+    import hashlib
+
+    import orjson
+
     digest = hashlib.blake2b(orjson.dumps(labels), digest_size=12).hexdigest()
     last = ctx.cache.get_blob(DUPLICATES_BLOB)
     if last is not None and last[0] == digest:

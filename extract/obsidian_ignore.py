@@ -20,7 +20,8 @@ MAX_BYTES = 1_000_000
 _memo: dict[str, tuple[tuple[int, int], Callable[[str], bool]]] = {}
 
 
-def _never(rel: str) -> bool:
+def never(rel: str) -> bool:
+    """What `excluded` answers when nothing is excluded (callers may test for it and skip the calls)."""
     return False
 
 
@@ -30,7 +31,7 @@ def excluded(root: Path) -> Callable[[str], bool]:
     try:
         st = os.stat(path)
     except OSError:
-        return _never
+        return never
     key = (st.st_size, st.st_mtime_ns)
     memo = _memo.get(path)
     if memo is not None and memo[0] == key:
@@ -42,12 +43,12 @@ def excluded(root: Path) -> Callable[[str], bool]:
 
 def _matcher(path: str, size: int) -> Callable[[str], bool]:
     if size > MAX_BYTES:
-        return _never
+        return never
     try:
         with open(path, encoding="utf-8") as handle:
             filters = json.load(handle).get("userIgnoreFilters") or []
     except (OSError, ValueError, AttributeError):
-        return _never
+        return never
     prefixes: list[str] = []
     patterns: list[re.Pattern[str]] = []
     for item in filters if isinstance(filters, list) else []:
@@ -61,6 +62,6 @@ def _matcher(path: str, size: int) -> Callable[[str], bool]:
         else:
             prefixes.append(item.lstrip("/"))
     if not prefixes and not patterns:
-        return _never
+        return never
     starts = tuple(prefixes)
     return lambda rel: rel.startswith(starts) or any(p.search(rel) for p in patterns)

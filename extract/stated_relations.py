@@ -52,6 +52,7 @@ PROPERTIES: dict[str, tuple[str, bool]] = {
     "team": ("owns", True), "maintainer": ("owns", True),
 }
 
+_ANY_HEADING = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _, _ in HEADINGS), re.IGNORECASE)  # one search, not one per rule
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
 _BOLD = re.compile(r"\*\*([^*]{1,60})\*\*|__([^_]{1,60})__")
 _LEAD = re.compile(r"^([A-Z0-9][\w.+-]*(?:\s+[A-Z0-9][\w.+-]*){0,3})")
@@ -72,7 +73,7 @@ def may_state(headings: Iterable[Any], props: dict[str, Any] | None, data: bytes
     column)? Most notes have none, and pay no more than this."""
     if props and any(re.sub(r"[\s-]+", "_", str(k).strip().casefold()) in PROPERTIES or str(k).strip().casefold() == "team" for k in props):
         return True
-    if any(pattern.search(str(h[1])) for h in headings for pattern, _, _ in HEADINGS):
+    if any(_ANY_HEADING.search(str(h[1])) for h in headings):
         return True
     return b"|" in data and _OWNER_HEADER.search(data) is not None
 

@@ -7,20 +7,51 @@ anything changed (a no-op `kg update`, the hooks) list the vault without importi
 from __future__ import annotations
 
 import os
+from operator import itemgetter
 from pathlib import Path
 
 from vault_kg.core.adapter import SourceSkip
 from vault_kg.core.safe_read import display_name, file_kind, valid_name
 
-from .obsidian_ignore import excluded
+from .obsidian_ignore import excluded, never
 
 SKIP_DIRS = {"kg-out", "node_modules", "__pycache__"}
+_MD = frozenset({".md", ".mD", ".Md", ".MD"})  # `name[-3:] in _MD`: `name.lower().endswith(".md")`, cheaper
+Stats = tuple[list[str], list[int], list[int]]  # paths, sizes, mtimes (ns): what the cache compares
 
 
 def list_sources(root: Path) -> tuple[list[str], list[SourceSkip]]:
     """Every note, and what was skipped and why: symlinks that leave the vault, symlinked
     folders, FIFOs, sockets and devices named `*.md`, and names that are not valid UTF-8."""
-    sources: list[str] = []
+    found, skips = _walk(root)
+    return [rel for rel, _ in found], skips
+
+
+def list_source_stats(root: Path) -> tuple[Stats | None, list[SourceSkip]]:
+    """`list_sources` with each note's size and mtime, in the same (sorted) order, stat'ed from
+    the listing's own entries (the no-op probe compares them with the cache's); None when a note
+    could not be stat'ed (it went away, or its symlink broke, meanwhile: not a no-op)."""
+    found, skips = _walk(root)
+    rels: list[str] = []
+    sizes: list[int] = []
+    mtimes: list[int] = []
+    for rel, entry in found:
+        try:
+            st = entry.stat()  # as `os.stat` (a symlinked note: its target's)
+        except OSError:
+            return None, skips
+        rels.append(rel)
+        sizes.append(st.st_size)
+        mtimes.append(st.st_mtime_ns)
+    return (rels, sizes, mtimes), skips
+
+
+def _walk(root: Path) -> tuple[list[tuple[str, os.DirEntry[str]]], list[SourceSkip]]:
+    """The notes (sorted, each with its folder entry) and the skips, Obsidian's exclusions applied.
+
+    Folders are read in any order: both lists are sorted at the end. A plain note (a regular
+    `*.md` file with an ASCII name) takes the first test; everything else the full rules."""
+    found: list[tuple[str, os.DirEntry[str]]] = []
     skips: list[SourceSkip] = []
     root_real = os.path.realpath(root)
     pending = [(os.fspath(root), "")]
@@ -28,13 +59,16 @@ def list_sources(root: Path) -> tuple[list[str], list[SourceSkip]]:
         folder, rel_folder = pending.pop()
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = list(it)
         except OSError as exc:
             skips.append(SourceSkip(rel_folder.rstrip("/") or ".", f"folder not readable ({exc.strerror}); check its permissions"))
             continue
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if name[0] == ".":
+                continue
+            if name[-3:] in _MD and entry.is_file(follow_symlinks=False) and name.isascii():
+                found.append((rel_folder + name, entry))
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if name in SKIP_DIRS:
@@ -48,29 +82,37 @@ def list_sources(root: Path) -> tuple[list[str], list[SourceSkip]]:
                 if name not in SKIP_DIRS:
                     skips.append(SourceSkip(display_name(rel_folder + name), "symlinked folder not followed (loops and escapes are refused)"))
                 continue
-            if not name.lower().endswith(".md"):
+            if name[-3:] not in _MD:
                 continue
-            shown = display_name(rel_folder + name)
-            if not valid_name(name):
-                skips.append(SourceSkip(shown, "file name is not valid UTF-8; rename it (e.g. with `mv`) so kg can read it"))
-            elif entry.is_symlink():
-                target = os.path.realpath(entry.path)
-                if not target.startswith(root_real + os.sep) or not os.path.isfile(target):
-                    skips.append(SourceSkip(shown, "symlink points outside the vault, nowhere, or not to a regular file; not followed"))
-                else:
-                    sources.append(rel_folder + name)
-            elif not entry.is_file(follow_symlinks=False):
-                try:
-                    kind = file_kind(entry.stat(follow_symlinks=False).st_mode)
-                except OSError:
-                    kind = "not a regular file"
-                skips.append(SourceSkip(shown, f"{kind}, not a regular file; not read (remove it or rename it without .md)"))
+            skip = _note_skip(entry, name, root_real)
+            if skip is None:
+                found.append((rel_folder + name, entry))
             else:
-                sources.append(rel_folder + name)
+                skips.append(SourceSkip(display_name(rel_folder + name), skip))
     ignored = excluded(root)
-    sources = sorted(s for s in sources if not ignored(s))
+    if ignored is not never:
+        found = [item for item in found if not ignored(item[0])]
+    found.sort(key=itemgetter(0))
     skips.sort(key=lambda s: s.relpath)
-    return sources, skips
+    return found, skips
+
+
+def _note_skip(entry: os.DirEntry[str], name: str, root_real: str) -> str | None:
+    """Why a `*.md` entry that is not a plain regular file is not read, or None when it is read."""
+    if not valid_name(name):
+        return "file name is not valid UTF-8; rename it (e.g. with `mv`) so kg can read it"
+    if entry.is_symlink():
+        target = os.path.realpath(entry.path)
+        if not target.startswith(root_real + os.sep) or not os.path.isfile(target):
+            return "symlink points outside the vault, nowhere, or not to a regular file; not followed"
+        return None
+    if entry.is_file(follow_symlinks=False):
+        return None
+    try:
+        kind = file_kind(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        kind = "not a regular file"
+    return f"{kind}, not a regular file; not read (remove it or rename it without .md)"
 
 
 def is_source(root: Path, relpath: str) -> bool:

@@ -15,6 +15,7 @@ import marshal
 import os
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,7 +25,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from vault_kg import cluster_job, quick_update, rank
+from extract.vault_scan import list_source_stats, list_sources
+from vault_kg import cluster_job, quick_update, rank, stat_snapshot
 from vault_kg.engine import run
 from vault_kg.ranking import deferring_communities
 from vault_kg.scopes import vault_scope
@@ -77,6 +79,23 @@ def _no_seconds(text: str) -> str:
     return re.sub(r'(· |"seconds": )[0-9.]+s?', r"\1X", text)
 
 
+def _db(vault: Path) -> sqlite3.Connection:
+    return sqlite3.connect(vault / "kg-out" / "cache" / "index.sqlite")
+
+
+def _packed(vault: Path) -> tuple[bytes, bytes, bytes] | None:
+    con = _db(vault)
+    try:
+        return stat_snapshot.read(con)
+    finally:
+        con.close()
+
+
+def _same_size_edit(note: Path) -> None:
+    text = note.read_text()
+    note.write_text(text[:-2] + ("x\n" if text[-2] != "x" else "y\n"))
+
+
 # the no-op probe --------------------------------------------------------------------------------
 
 def test_parse_takes_only_a_plain_update() -> None:
@@ -102,20 +121,121 @@ def test_the_probe_steps_aside_whenever_the_full_route_has_work(tmp_path: Path) 
     run(scope)
     assert quick_update.probe(scope) is not None
     note = vault / "Note 3.md"
+    before = note.stat()
+
+    def edit_then_put_the_mtime_back() -> None:
+        _same_size_edit(note)
+        run(scope, paths=[note])  # the hook's path: the cache (and its packed stats) hold this edit's mtime
+        _same_size_edit(note)
+        os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))  # a size and mtime the cache held before
+
     cases = {
         "edited note": lambda: note.write_text(note.read_text() + "\nmore\n"),
+        "an edit of the same size": lambda: _same_size_edit(note),
+        "an edit whose mtime was put back": edit_then_put_the_mtime_back,
         "new note": lambda: (vault / "New.md").write_text("# New\n"),
         "deleted note": lambda: (vault / "Note 4.md").unlink(),
+        "renamed note": lambda: (vault / "Note 5.md").rename(vault / "Note 5b.md"),
+        "note moved into a folder": lambda: (vault / "moved").mkdir() or (vault / "Note 6.md").rename(vault / "moved" / "Note 6.md"),
         "graph.json touched": lambda: os.utime(vault / "kg-out" / "graph.json", ns=(1, 1)),
         "report missing": lambda: (vault / "kg-out" / "GRAPH_REPORT.md").unlink(),
         "a killed writer's temp file": lambda: (vault / "kg-out" / ".graph.json.x1.tmp").write_text(""),
         "an unreadable name": lambda: (vault / "sub").mkdir() or (vault / "sub" / "fifo.md").unlink(missing_ok=True) or os.mkfifo(vault / "sub" / "fifo.md"),
     }
     for name, change in cases.items():
+        assert _packed(vault) is not None, f"before: {name}"  # the probe compares the packed stats
         change()
         assert quick_update.probe(scope) is None, name
         run(scope)
         assert quick_update.probe(scope) is not None, f"after the update that followed: {name}"
+
+
+def _packed_is_the_table(vault: Path) -> bool:
+    con = _db(vault)
+    try:
+        rows = con.execute("SELECT rel, size, mtime FROM sources ORDER BY rel").fetchall()
+        assert con.execute("SELECT count(*) FROM stat_dirty").fetchone()[0] == 0
+    finally:
+        con.close()
+    return _packed(vault) == stat_snapshot.pack([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+
+
+def test_the_packed_stats_are_the_cache_rows_after_every_kind_of_run(tmp_path: Path) -> None:
+    """The probe trusts the packed stats (`vault_kg.stat_snapshot`) instead of the rows: a hook's
+    edit patches them, a bigger change packs the table again, both must equal the rows."""
+    vault = _vault(tmp_path / "v", notes=40)
+    scope = vault_scope(vault)
+    run(scope)
+    assert _packed_is_the_table(vault)
+    note = vault / "Note 1.md"
+
+    def append(text: str) -> None:
+        note.write_text(note.read_text() + text)
+
+    changes = {
+        "a prose edit through the hook's path": lambda: append("\nmore prose\n"),
+        "a link edit through the hook's path": lambda: append("\n[[Note 7]]\n"),
+        "a new note": lambda: (vault / "New.md").write_text("# New\n"),
+        "a deleted note": lambda: (vault / "Note 2.md").unlink(),
+        "a renamed note": lambda: (vault / "Note 4.md").rename(vault / "Renamed.md"),
+        "a touched note, same bytes": lambda: os.utime(vault / "Note 5.md", ns=(10**18, 10**18)),
+        "many notes at once (packed again)": lambda: [_same_size_edit(p) for p in sorted(vault.glob("*.md"))[:30]],
+        "a forced rebuild": lambda: None,
+    }
+    for name, change in changes.items():
+        change()
+        run(scope, paths=[note] if "hook" in name else None, force="forced" in name)
+        assert _packed_is_the_table(vault), name
+        assert quick_update.probe(scope) is not None, name
+
+
+def test_a_write_the_packed_stats_were_not_told_of_sends_the_probe_to_the_rows(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v", notes=10)
+    scope = vault_scope(vault)
+    run(scope)
+    con = _db(vault)
+    con.execute("UPDATE sources SET mtime = mtime + 1 WHERE rel = 'Note 1.md'")  # as an older kg might
+    con.commit()
+    con.close()
+    assert _packed(vault) is None  # the triggers marked it
+    assert quick_update.probe(scope) is None  # the rows say Note 1 changed
+    run(scope)
+    assert _packed_is_the_table(vault)
+    assert quick_update.probe(scope) is not None
+
+
+def test_a_cache_from_before_the_packed_stats_gets_them_from_its_next_writer(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v", notes=10)
+    scope = vault_scope(vault)
+    run(scope)
+    con = _db(vault)
+    con.executescript("DROP TRIGGER stat_dirty_insert; DROP TRIGGER stat_dirty_update; DROP TRIGGER stat_dirty_delete; DROP TABLE stat_snapshot; DROP TABLE stat_dirty;")
+    con.close()
+    assert quick_update.probe(scope) is not None  # read from the rows
+    (vault / "Note 2.md").write_text("changed\n")
+    assert quick_update.probe(scope) is None
+    run(scope)
+    assert _packed_is_the_table(vault)
+    assert quick_update.probe(scope) is not None
+
+
+def test_the_listing_with_stats_is_the_listing(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    (vault / "deep" / "er").mkdir(parents=True)
+    (vault / "folder.md").mkdir()  # a folder named like a note
+    for rel in ("a.md", "B.MD", "c.Md", "café.md", "deep/er/x.md", "a b.md", "deep/plain.txt", ".hidden.md", "folder.md/in.md"):
+        (vault / rel).write_text(rel)
+    os.symlink(vault / "a.md", vault / "link.md")
+    os.symlink(tmp_path, vault / "outside.md")
+    stats, skips = list_source_stats(vault)
+    assert stats is not None
+    listed, listed_skips = list_sources(vault)
+    assert stats[0] == listed == sorted(listed)
+    assert {"link.md", "B.MD", "c.Md", "café.md", "folder.md/in.md", "a b.md", "deep/er/x.md"} <= set(listed)
+    assert "deep/plain.txt" not in listed and ".hidden.md" not in listed
+    assert [s.relpath for s in skips] == [s.relpath for s in listed_skips] == ["outside.md"]
+    assert stats[1] == [os.stat(vault / rel).st_size for rel in listed]
+    assert stats[2] == [os.stat(vault / rel).st_mtime_ns for rel in listed]
 
 
 def test_the_probe_steps_aside_while_a_writer_holds_the_scope(tmp_path: Path) -> None:
@@ -158,7 +278,7 @@ def test_a_no_op_update_process_imports_nothing_heavy(tmp_path: Path) -> None:
         "import sys; sys.argv = ['kg', 'update', '--vault', sys.argv[1]]\n"
         "from vault_kg.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('numpy', 'scipy', 'igraph', 'networkx', 'typer', 'click', 'extract.notes') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('numpy', 'scipy', 'igraph', 'networkx', 'typer', 'click', 'extract.notes', 'vault_kg.engine') if m in sys.modules)\n"
         "print('HEAVY', heavy)\n"
     )
     done = subprocess.run([sys.executable, "-c", code, str(vault)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)

@@ -24,10 +24,10 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
+from . import stat_snapshot
+from .cache_file import SCHEMA, connect
 from .core.errors import KgError
 from .core.model import HOT_META, Extraction
-
-SCHEMA = 12  # 12: markdown links keep the target as written; wikilinks with a table-escaped pipe
 
 # Every file's stat without the extraction blobs beside it: the no-op probe and a full listing
 # read all of them, and a scan of the table would page through every row's blobs to get there.
@@ -177,17 +177,6 @@ def _not_corruption(exc: sqlite3.OperationalError) -> bool:
     return any(word in message for word in _NOT_CORRUPTION)
 
 
-def connect(path: Path, readonly: bool = False, journal: str = "WAL") -> sqlite3.Connection:
-    if readonly:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
-        con.execute("PRAGMA mmap_size=1073741824")  # queries read index pages in place, no copies
-    else:
-        con = sqlite3.connect(str(path), timeout=60, isolation_level=None)
-        con.execute(f"PRAGMA journal_mode={journal}")
-        con.execute("PRAGMA synchronous=NORMAL")
-    return con
-
-
 class KnownSources:
     """Each cached file's (size, mtime, hash): read row by row for the few files an update names,
     all at once only when a caller iterates (a folder, a full listing)."""
@@ -278,6 +267,7 @@ class ScopeCache:
             if version == SCHEMA:
                 self.con.execute("SELECT count(*) FROM meta").fetchone()
                 self.con.execute(STAT_INDEX)  # a cache written before the index existed gets it once
+                self.con.executescript(stat_snapshot.DDL)  # and the packed stats, the same way
                 return
         except sqlite3.OperationalError as exc:
             if _not_corruption(exc):
@@ -304,7 +294,7 @@ class ScopeCache:
         # checkpoint). Killed mid-way, the journal rolls the file back to empty all the same.
         # The first commit turns WAL on, for readers running beside later updates.
         self.con = connect(self.path, journal="DELETE")
-        self.con.executescript(DDL + f"PRAGMA user_version={SCHEMA};")
+        self.con.executescript(DDL + stat_snapshot.DDL + f"PRAGMA user_version={SCHEMA};")
         self.recreated = existed
         self.fresh = True
 
@@ -315,6 +305,7 @@ class ScopeCache:
         self.con.execute("BEGIN IMMEDIATE")
 
     def commit(self) -> None:
+        stat_snapshot.refresh(self.con)
         self.con.execute("COMMIT")
         if self.fresh:
             self.fresh = False

@@ -35,36 +35,11 @@ from .core.passes import Pass
 from .groups import OwnerGroups, by_owner, signatures
 from .core.safe_read import display_name, valid_name
 from .extract_pool import Read, extracted, read_source, worker_count
+from .run_result import RunResult, fill_counts as _fill_counts
 from .scopes import Scope
+from .up_to_date import SWEPT, artifacts_current as _artifacts_current, deps_changed, pass_modules, record_artifacts as _record_artifacts
 
 Progress = Callable[[str, int, int], None]
-
-SWEPT = (("out", ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore")), ("cache", ("anchors.json",)))  # temp files a killed run leaves
-
-
-def pass_modules(kind: str) -> tuple[Pass, ...]:
-    """The feature passes of a scope kind, in the order they run (see `vault_kg.core.passes`).
-
-    Imported here, by name, never from strings: the model pass, then the anchors pass."""
-    if kind != "vault":
-        return ()
-    from extract import llm_pass
-
-    from . import anchor_pass
-
-    return (llm_pass, anchor_pass)
-
-
-def deps_changed(recorded: dict[str, list[int]]) -> bool:
-    for path, stat in recorded.items():
-        try:
-            st = os.stat(path)
-        except OSError:
-            return True
-        if [st.st_size, st.st_mtime_ns] != stat:
-            return True
-    return False
-
 
 def adapter_for(kind: str) -> ScopeAdapter:
     if kind == "vault":
@@ -76,48 +51,6 @@ def adapter_for(kind: str) -> ScopeAdapter:
 
         return CodeAdapter()
     raise KgError(f"unknown scope kind '{kind}'")
-
-
-@dataclass
-class RunResult:
-    scope: str
-    kind: str
-    sources: int = 0
-    extracted: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    nodes: int = 0
-    edges: int = 0
-    unresolved: int = 0
-    quarantined: list[tuple[str, str]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    skipped: list[SourceSkip] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-    pending: int = 0
-    seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-    graph_digest: int | None = None  # CRC-32 of the graph.json this run wrote (kept in the cache)
-    new_skips: list[SourceSkip] = field(default_factory=list)  # skipped for the first time (or a full rebuild)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "scope": self.scope,
-            "kind": self.kind,
-            "sources": self.sources,
-            "extracted": self.extracted,
-            "removed": self.removed,
-            "nodes": self.nodes,
-            "edges": self.edges,
-            "unresolved": self.unresolved,
-            "pending": self.pending,
-            "quarantined": [{"source": s, "reason": r} for s, r in self.quarantined],
-            "warnings": self.warnings,
-            "skipped": [{"source": s.relpath, "reason": s.reason} for s in self.skipped],
-            "written": self.written,
-            "notices": self.notices,
-            "seconds": round(self.seconds, 3),
-            **self.extra,
-        }
 
 
 def relpath_in(scope: Scope, path: Path) -> str | None:
@@ -501,48 +434,6 @@ def _dirty_owners(kept: Kept, nodes: dict[str, dict[str, Any]], previous: dict[s
     dirty.update(o for o in derived_sigs.keys() | kept.derived.keys() if derived_sigs.get(o) != kept.derived.get(o))
     dirty.update(rank.owners_of_rows_to(kept.table, set(kept.table.ids) - nodes.keys()))
     return dirty
-
-
-def _record_artifacts(layout: store.Layout, cache: ScopeCache, digest: int | None) -> None:
-    st = layout.graph_json.stat()
-    cache.set_meta("artifacts", {"graph_json": [st.st_size, st.st_mtime_ns], "changed": [st.st_ctime_ns, st.st_ino], "digest": digest, "report": layout.report.exists()})
-
-
-def _artifacts_current(layout: store.Layout, cache: ScopeCache) -> bool:
-    """True when graph.json is the one this cache last wrote: a stat match, no parse.
-
-    Size and mtime can be put back by hand (`touch -d`), but not the inode change time: when that
-    moved, the recorded content digest decides (and is recorded again when the content is the same).
-    """
-    recorded = cache.get_meta("artifacts")
-    if not recorded or not layout.report.exists():
-        return False
-    try:
-        st = layout.graph_json.stat()
-    except OSError:
-        return False
-    if [st.st_size, st.st_mtime_ns] != recorded["graph_json"]:
-        return False
-    if recorded.get("changed") == [st.st_ctime_ns, st.st_ino]:
-        return True
-    try:
-        same = recorded.get("digest") is not None and zlib.crc32(layout.graph_json.read_bytes()) == recorded["digest"]
-    except OSError:
-        return False
-    if same:
-        _record_artifacts(layout, cache, recorded["digest"])
-    return same
-
-
-def _fill_counts(result: RunResult, cache: ScopeCache) -> None:
-    graph = cache.get_meta("graph", {}) or {}
-    counts = graph.get("counts", {})
-    result.sources = counts.get("sources", 0)
-    result.nodes = counts.get("nodes", 0)
-    result.edges = counts.get("edges", 0)
-    result.unresolved = counts.get("unresolved", 0) + counts.get("unresolved_calls", 0)
-    result.pending = counts.get("pending", 0)
-    result.quarantined = [tuple(q) for q in graph.get("quarantined", [])]
 
 
 def _unreadable_node(scope: Scope, rel: str, reason: str) -> dict[str, dict[str, Any]]:

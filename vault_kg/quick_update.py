@@ -13,15 +13,19 @@ under the scope's lock.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .scopes import Scope
+
+if TYPE_CHECKING:
+    from extract.vault_scan import Stats
 
 _VALUE_OPTIONS = {"--vault": "vault", "--out": "out", "--scope": "scope", "-s": "scope"}
 
@@ -59,35 +63,73 @@ class ReadOnlyCache:
         self.wrote = False
 
     def get_meta(self, key: str, default: Any = None) -> Any:
-        import orjson
-
         row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return orjson.loads(row[0]) if row else default
+        return json.loads(row[0]) if row else default  # what orjson wrote (`ScopeCache.set_meta`); json is imported already
 
     def set_meta(self, key: str, value: Any) -> None:
         self.wrote = True
 
 
-def _list_sources(kind: str, root: Path) -> tuple[list[str], list[Any]]:
+def _source_stats(kind: str, root: Path) -> tuple[Stats | None, list[Any]]:
+    """Every source's path, size and mtime in path order (None when one could not be stat'ed),
+    and the skipped files: what the engine's `scan` compares with the cache."""
     if kind == "vault":
-        from extract.vault_scan import list_sources
+        from extract.vault_scan import list_source_stats
 
-        return list_sources(root)
+        return list_source_stats(root)
     from extract.code_scan import list_sources as list_code
 
-    return list_code(root)
+    listed, skipped = list_code(root)
+    base = os.path.join(root, "")  # plain string joins: pathlib costs more than the stat
+    rels, sizes, mtimes = sorted(listed), [], []
+    for rel in rels:
+        try:
+            st = os.stat(base + rel)
+        except OSError:
+            return None, skipped
+        sizes.append(st.st_size)
+        mtimes.append(st.st_mtime_ns)
+    return (rels, sizes, mtimes), skipped
+
+
+def _same_stats(con: sqlite3.Connection, fresh: Stats) -> bool:
+    """Whether the cache holds exactly these paths with these sizes and mtimes: its packed
+    snapshot against the listing packed the same way, or (no snapshot) its rows one by one."""
+    from .stat_snapshot import pack, read
+
+    snapshot = read(con)
+    if snapshot is None:
+        # SQLite orders TEXT by its UTF-8 bytes, which is Python's code point order
+        return list(zip(*fresh)) == con.execute("SELECT rel, size, mtime FROM sources ORDER BY rel").fetchall()
+    try:
+        return pack(*fresh) == snapshot
+    except OverflowError:
+        return False
+
+
+def _unchanged_sources(scope: Scope, con: sqlite3.Connection, cache: "ReadOnlyCache") -> list[Any] | None:
+    """The skipped files when every source is the one the cache holds (same paths, sizes and
+    mtimes, same skips) and no pass asks for more; None otherwise."""
+    if not con.execute("SELECT EXISTS (SELECT 1 FROM sources)").fetchone()[0] or _mode_changed(scope, cache):
+        return None
+    fresh, skipped = _source_stats(scope.kind, scope.root)
+    if fresh is None or not _same_stats(con, fresh):
+        return None
+    if [[s.relpath, s.reason] for s in skipped] != (cache.get_meta("skipped", []) or []):
+        return None
+    return skipped
 
 
 def _mode_changed(scope: Scope, cache: ReadOnlyCache) -> bool:
     """The passes' own `check_mode`, through a cache that refuses writes (a write means: not a no-op)."""
-    from .engine import pass_modules
+    from .up_to_date import pass_modules
 
     return any(p.check_mode(scope, cache) or cache.wrote for p in pass_modules(scope.kind))
 
 
 def _leftovers(layout: Any) -> bool:
     """Whether `engine._locked_run` would sweep a temp file (the names it sweeps, nothing else)."""
-    from .engine import SWEPT
+    from .up_to_date import SWEPT
 
     return any(any(folder.glob(f".{name}.*.tmp")) for where, names in SWEPT for folder in (getattr(layout, where),) for name in names)
 
@@ -123,8 +165,9 @@ def probe(scope: Scope) -> Any | None:
     """The `RunResult` of an update of `scope` that finds nothing to do, or None when it would
     do something (or when that cannot be told without writing)."""
     from .core import store
-    from .cache import SCHEMA, connect
-    from .engine import RunResult, _artifacts_current, _fill_counts, deps_changed
+    from .cache_file import SCHEMA, connect
+    from .run_result import RunResult, fill_counts
+    from .up_to_date import artifacts_current, deps_changed
 
     started = time.perf_counter()
     layout = store.Layout(scope.out)
@@ -143,32 +186,19 @@ def probe(scope: Scope) -> Any | None:
     except sqlite3.Error:
         return None
     try:
+        con.execute("BEGIN")  # every read below sees the same commit
         if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
             return None
         cache = ReadOnlyCache(con)
-        known = {rel: (size, mtime) for rel, size, mtime in con.execute("SELECT rel, size, mtime FROM sources")}
-        if not known or _mode_changed(scope, cache):
+        skipped = _unchanged_sources(scope, con, cache)
+        if skipped is None:
             return None
-        listed, skipped = _list_sources(scope.kind, scope.root)
-        if len(listed) != len(known) or [[s.relpath, s.reason] for s in skipped] != (cache.get_meta("skipped", []) or []):
-            return None
-        base = os.path.join(scope.root, "")  # plain string joins: pathlib costs more than the stat
-        for rel in listed:
-            stat = known.get(rel)
-            if stat is None:
-                return None
-            try:
-                st = os.stat(base + rel)
-            except OSError:
-                return None
-            if stat != (st.st_size, st.st_mtime_ns):
-                return None
-        if not _artifacts_current(layout, cache) or cache.wrote:  # type: ignore[arg-type]
+        if not artifacts_current(layout, cache) or cache.wrote:
             return None
         if deps_changed(cache.get_meta("deps", {}) or {}) or cache.get_meta("retry", False):
             return None
         result = RunResult(scope.name, scope.kind)
-        _fill_counts(result, cache)  # type: ignore[arg-type]
+        fill_counts(result, cache)
         result.skipped = skipped
     except sqlite3.Error:
         return None
@@ -188,6 +218,16 @@ def print_results(results: list[Any], verb: str) -> None:
 
 def main(argv: list[str]) -> int | None:
     """Run `kg update ARGV` when it is a no-op for every scope it names; None to take the full route."""
+    collecting = gc.isenabled()
+    gc.disable()  # the probe makes a few lists of every source; the cyclic GC would walk them over and over
+    try:
+        return _answer(argv)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _answer(argv: list[str]) -> int | None:
     options = parse(argv)
     if options is None:
         return None

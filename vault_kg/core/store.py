@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-import orjson
-
 from .errors import KgError, StoreBusy
 
 _UMASK = os.umask(0)
@@ -190,9 +188,13 @@ def _filelock(layout: Layout, timeout: float) -> Iterator[None]:  # pragma: no c
 
 def dumps_json(data: Any, indent: bool = True) -> bytes:
     """Canonical JSON: sorted keys, trailing newline (byte-identical reruns); big files compact."""
+    import orjson  # here, as `tempfile` above: a no-op update reads no JSON through the store
+
     option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if indent else 0)
     return orjson.dumps(data, option=option)  # the newline from orjson: no second copy of a big graph.json
 
 
 def load_json(path: Path) -> Any:
+    import orjson
+
     return orjson.loads(path.read_bytes())
