@@ -478,6 +478,19 @@ class ScopeCache:
         row = self.con.execute("SELECT data, rank, community FROM nodes WHERE id=?", (nid,)).fetchone()
         return None if row is None else (orjson.loads(row[0]), row[1], row[2])
 
+    def load_nodes(self) -> dict[str, dict[str, Any]]:
+        """Every node's attributes as the last run left them (without rank and community): the
+        assembled graph a one-note link patch starts from (`vault_kg.link_patch`)."""
+        loads = orjson.loads
+        return {nid: loads(data) for nid, data in self.con.execute("SELECT id, data FROM nodes")}
+
+    def load_resolution(self, rel: str) -> dict[str, Any] | None:
+        """One source's cached resolution (its edges decoded), or None."""
+        row = self.con.execute("SELECT res, res_edges FROM sources WHERE rel=?", (rel,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return {**marshal.loads(row[0]), "edges": marshal.loads(row[1])}
+
     def put_node_attrs(self, nid: str, attrs: dict[str, Any]) -> None:
         """Replace one node's attributes (not its kind, label, source or status columns) as
         `sync_graph` writes them."""

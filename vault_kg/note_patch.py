@@ -68,6 +68,9 @@ def patch_prose_edit(run: Run) -> None:
         new = p.annotate(run, rel, data, new)
     patch = _node_patch(run, rel, old, new)
     if patch is None:
+        from .link_patch import patch_link_edit
+
+        patch_link_edit(run, rel, st, old, new)  # more than prose: a link edit, patched, or the whole route
         return
     with _patched_graph_json(run, patch) as graph:
         if graph is None:

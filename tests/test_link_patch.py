@@ -1,0 +1,133 @@
+"""The one-note link-edit patch (vault_kg/link_patch.py): an edit that changes only a note's links
+is patched into the last graph without loading every extraction, and leaves exactly the bytes a
+from-scratch build writes; edits it cannot patch take the whole route. Its speed is measured in
+bench/agent_bench.py and bench/update_phases.py."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from vault_kg import link_patch
+from vault_kg.engine import run
+from vault_kg.scopes import vault_scope
+
+from scratch_build import artifacts, scratch, whole_route_loads
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KG_HTML", "off")
+    monkeypatch.setenv("KG_OLLAMA", "off")
+    monkeypatch.setenv("KG_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.delenv("KG_VAULT", raising=False)
+    (tmp_path / "config.toml").write_text("")  # an existing config: its folder is not watched (see test_note_patch)
+
+
+def _vault(root: Path, notes: int = 30) -> Path:
+    root.mkdir(parents=True)
+    for i in range(notes):
+        body = "\n".join(f"## Part {k}\ntext {k} of note {i}" for k in range(2))
+        (root / f"Note {i}.md").write_text(
+            f"---\nsummary: note {i}\ntags: [topic/t{i % 3}]\naliases: [n{i}]\n---\n[[Note {(i * 7 + 1) % notes}]] [[Missing {i % 4}]] #inline/t{i % 2}\n{body}\n"
+        )
+    (root / "Headed.md").write_text("---\nsummary: has sections\n---\n# Headed\n\n## Alpha\nalpha text ^blk\n\n## Beta\nbeta text\n")
+    (root / "Linker.md").write_text("---\nsummary: links by heading, block and alias\n---\n[[Headed#Beta]] [[Headed#^blk]] [[n3]] ![[Headed]]\n")
+    return root
+
+
+def _built(tmp_path: Path) -> Path:
+    vault = _vault(tmp_path / "v")
+    run(vault_scope(vault))
+    return vault
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t + "\nsee also [[Note 9]]\n",  # a new link to a note
+    lambda t: t + "\nand [[n12]], by alias\n",  # a new link by alias
+    lambda t: t.replace("[[Note 13]]", "[[Note 14]]", 1),  # a link that now points at another note
+    lambda t: t.replace("[[Note 13]] ", "", 1) + "\n[[Note 13]]\n",  # a link moved to another line
+    lambda t: t.replace("---\n[[", "---\n[[Linker]] [[", 1),  # a second link on the first line
+])
+def test_a_link_edit_is_patched_without_loading_other_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit) -> None:  # type: ignore[no-untyped-def]
+    vault = _built(tmp_path)
+    note = vault / "Note 6.md"
+    note.write_text(edit(note.read_text()))
+    with whole_route_loads() as loads:
+        result = run(vault_scope(vault), paths=[note])
+    assert loads == [] and result.extracted == ["Note 6.md"] and result.extra["rederived_owners"] == 1
+    assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def test_a_removed_link_is_patched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = _built(tmp_path)
+    note = vault / "Linker.md"
+    note.write_text(note.read_text().replace("[[n3]] ", ""))
+    with whole_route_loads() as loads:
+        run(vault_scope(vault), paths=[note])
+    assert loads == []
+    fresh = scratch(vault, tmp_path)
+    assert artifacts(vault) == fresh and b'"source":"note:Linker.md","target":"note:Note 3.md"' not in fresh["graph.json"]
+
+
+@pytest.mark.parametrize("edit", [
+    "\nsee [[Nowhere yet]]\n",  # a dangling target no note linked to: a new node
+    "\nsee [[Headed#Alpha]]\n",  # a section no link reached before: a new node
+    "\nnow #topic/t1 too\n",  # a tag: the note's nodes change
+    "\n## A new heading\n",  # a heading others may link to
+])
+def test_an_edit_that_changes_nodes_takes_the_whole_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
+    vault = _built(tmp_path)
+    note = vault / "Note 6.md"
+    note.write_text(note.read_text() + edit)
+    with whole_route_loads() as loads:
+        run(vault_scope(vault), paths=[note])
+    assert loads == [1]
+    assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def test_an_alias_edit_takes_the_whole_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new alias can change what other notes' links resolve to."""
+    vault = _built(tmp_path)
+    note = vault / "Note 7.md"
+    note.write_text(note.read_text().replace("aliases: [n7]", "aliases: [n7, Missing 1]"))
+    with whole_route_loads() as loads:
+        run(vault_scope(vault), paths=[note])
+    assert loads == [1]
+    fresh = scratch(vault, tmp_path)
+    assert artifacts(vault) == fresh and b"unresolved:missing 1" not in fresh["graph.json"]
+
+
+def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Links added, removed and retargeted at random (to notes, aliases, sections, blocks,
+    dangling targets), mixed with prose and tag edits, each compared with a fresh build."""
+    vault = _vault(tmp_path / "v")
+    run(vault_scope(vault))
+    patched: list[str] = []
+    original = link_patch._record
+
+    def counting(run_, new, last):  # type: ignore[no-untyped-def]
+        patched.append(new.source)
+        original(run_, new, last)
+
+    monkeypatch.setattr(link_patch, "_record", counting)
+    rng = random.Random(18)
+    targets = ["Note 3", "n17", "Headed#Beta", "Headed#Alpha", "Headed#^blk", "Linker", "Missing 2", "Nowhere", "Note 40", "Note 5", "Note 11", "n2"]
+    edits = [
+        lambda t: t + f"\nand [[{rng.choice(targets)}]]\n",  # a new link
+        lambda t: t.replace("[[Note ", f"[[Note {rng.randrange(30)}]] [[Note ", 1),  # a link added before the first
+        lambda t: t.replace("[[", "[[Note 2", 1),  # a link retargeted
+        lambda t: t.replace("]] [[", "]] plain [[x", 1),  # a link retargeted to a dangling name
+        lambda t: t.replace("[[", "", 1).replace("]]", "", 1),  # the first link removed
+        lambda t: t + f"\nprose {rng.random()}\n",  # prose only
+        lambda t: t + f"\n#topic/t{rng.randrange(5)}\n",  # a tag
+    ]
+    notes = sorted(vault.glob("*.md"))
+    for step in range(30):
+        note = rng.choice(notes)
+        note.write_text(rng.choice(edits)(note.read_text()))
+        run(vault_scope(vault), paths=[note])
+        assert artifacts(vault) == scratch(vault, tmp_path), f"step {step}: {note.name}"
+    assert len(patched) >= 6, patched  # 8 of the 30 steps with this seed
