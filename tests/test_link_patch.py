@@ -6,6 +6,7 @@ bench/agent_bench.py and bench/update_phases.py."""
 from __future__ import annotations
 
 import random
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,18 @@ def _vault(root: Path, notes: int = 30) -> Path:
     (root / "Headed.md").write_text("---\nsummary: has sections\n---\n# Headed\n\n## Alpha\nalpha text ^blk\n\n## Beta\nbeta text\n")
     (root / "Linker.md").write_text("---\nsummary: links by heading, block and alias\n---\n[[Headed#Beta]] [[Headed#^blk]] [[n3]] ![[Headed]]\n")
     return root
+
+
+def _tables(vault: Path) -> dict[str, list[tuple[object, ...]]]:
+    """The query tables the cache keeps (nodes with rank and community, edges), sorted."""
+    con = sqlite3.connect(vault / "kg-out" / "cache" / "index.sqlite")
+    try:
+        return {
+            "nodes": sorted(con.execute("SELECT id, kind, label_lc, source, status, rank, community, data FROM nodes")),
+            "edges": sorted(con.execute("SELECT owner, source, target, relation, data FROM edges")),
+        }
+    finally:
+        con.close()
 
 
 def _built(tmp_path: Path) -> Path:
@@ -130,4 +143,5 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
         note.write_text(rng.choice(edits)(note.read_text()))
         run(vault_scope(vault), paths=[note])
         assert artifacts(vault) == scratch(vault, tmp_path), f"step {step}: {note.name}"
+        assert _tables(vault) == _tables(tmp_path / "scratch"), f"step {step}: {note.name}"
     assert len(patched) >= 6, patched  # 8 of the 30 steps with this seed

@@ -157,6 +157,7 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, resolved:
     encoded = {rel: encode_group(edges)} if edges else {}
     cache.put_groups(encoded, clear=False, gone=[] if edges else [rel])
     run.extractions, run.fresh, run.nodes, run.kept = {rel: new}, [rel], nodes, kept
+    run.changed_nodes = {m.note_id(rel)}  # its own `PATCHABLE` attributes; no other node changed
     run.edges_by_owner = OwnerGroups({rel: edges}, kept.groups, encoded)
     result.extracted, result.sources = [rel], last["counts"]["sources"]
     result.extra["rederived_owners"] = 1
