@@ -468,6 +468,13 @@ def _add_tag_parents(extractions: dict[str, m.Extraction], res: Resolution) -> N
         for nid, attrs in extractions[relpath].nodes.items():
             if attrs.get("kind") == m.TAG:
                 owners.setdefault(attrs["label"], relpath)
+    add_tag_hierarchy(owners, res)
+
+
+def add_tag_hierarchy(owners: dict[str, str], res: Resolution) -> None:
+    """`a/b/c` under `a/b` under `a`: a parent no note uses becomes a node, and each edge is owned
+    by the first note (by path) of the first tag (by name) whose chain reaches it. `owners` maps
+    every tag a note uses to the first note (by path) that uses it."""
     linked: set[str] = set()
     for tag in sorted(owners):
         owner = owners[tag]

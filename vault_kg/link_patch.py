@@ -1,37 +1,41 @@
 """One note's link edit, patched into the last assembled graph instead of loading and folding every note.
 
-When an agent adds, removes or moves a link in one note, the whole route (`vault_kg.engine`) would
-load every cached extraction, resolve, fold every node and derive the note's edge group again, to
-find a graph that differs from the last one in that one owner's edges (and the note's own
-`PATCHABLE` attributes). This stage, reached from `note_patch` when the edit is more than prose,
-starts from what the last run left in the cache instead:
+When an agent adds, removes or retargets a link in one note, the whole route (`vault_kg.engine`)
+would load every cached extraction, resolve, fold every node and derive the edge groups again, to
+find a graph that differs from the last one in that note's edges, perhaps a dangling target or a
+section, and the note's own `PATCHABLE` attributes. This stage, reached from `note_patch` when the
+edit is more than prose, starts from what the last run left in the cache instead:
 
 - the assembled nodes (the `nodes` table: every node as the last run wrote it, passes included);
 - the kept edge groups and the rank's edge table (`cache.load_kept`, as every update uses them);
 - the note index the links resolve against, rebuilt from the note nodes' paths and aliases
-  (the same keys `NoteIndex` reads from every extraction).
+  (the keys `NoteIndex` reads from every extraction).
 
-It applies when the note's nodes, its tags, aliases, headings, title and the rest of its meta are as
-they were, and its links, resolved again alone, reach the same dangling targets and the same
-sections as before: then no other note's resolution, no node, no derived edge and no pass input
-changed (the anchors pass reads frontmatter, labels and aliases, the model pass titles, aliases and
-statuses, and both last ran on the same inputs and day: `note_patch._candidate`). Only the note's
-edge group is derived again (its extraction's edges, its links, and the derived edges it owned,
-taken back from its kept group); ranking, the query tables, graph.json, the report and the brief
-are then made by the engine's own stages (`rank_nodes`, `write_artifacts`) from that graph.
-Anything else (a new or renamed tag, an alias, a heading, a link to a dangling target or a section
-no link reached before, an owner whose edges a pass adds, an edge that would be dropped) goes down
-the whole route. tests/test_link_patch.py and the property test compare it with fresh builds.
+It applies when the note's nodes, tags, aliases, headings, title and the rest of its meta are as
+they were (so no other note's links resolve differently, and the passes' inputs are unchanged:
+the anchors pass reads frontmatter, labels and aliases, the model pass titles, aliases and
+statuses, and both last ran on the same inputs and day, `note_patch._candidate`). The note's links
+are resolved again alone; a dangling target it starts or stops naming gains or loses it as a
+referrer (a new node, or none left), and a section it starts naming that no note named becomes a
+node under its note, with the derived edge its note then owns. The changed owners' edge groups
+are derived again (the note's: its extraction's edges, its links and the derived edges it owned,
+taken back from its kept group), then the engine's own stages rank and write (`rank_nodes`,
+`write_artifacts`). Anything else (a new or removed tag, an alias, a heading, a section the note
+stops naming, which another note may still name, an owner whose edges a pass adds, an edge that
+would be dropped) goes down the whole route. tests/test_link_patch.py and the property test
+compare the result with fresh builds.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import orjson
 
 from .core import model as m
 from .groups import OwnerGroups
+from .tag_patch import TAG_META, patch_tags, tag_ids
 
 if TYPE_CHECKING:
     import os
@@ -39,7 +43,8 @@ if TYPE_CHECKING:
     from .engine import Run
 
 DERIVED_RELATIONS = (m.HAS_SECTION, m.TAG_PARENT)  # what vault resolution derives (never an extraction's or a link's)
-PATCHABLE = ("end_line", "summary")  # the note node's attributes the whole route would take from the new extraction
+PATCHABLE = ("end_line", "summary")  # the note node's attributes the whole route would take from the new extraction, unchecked
+NOTE_PATCHABLE = (*PATCHABLE, "tags")  # ... and the tags, whose nodes `tag_patch` follows
 FREE_META = ("size", "summary")
 STANDARD_ATTRS = {"scope", "kind", "root", "schema_version", "built_with", "god_nodes", "communities", "counts", "skipped", "quarantined", "stamp"}
 
@@ -47,7 +52,7 @@ STANDARD_ATTRS = {"scope", "kind", "root", "schema_version", "built_with", "god_
 def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | None, new: m.Extraction) -> bool:
     """Finish the run with `rel`'s new links patched into the last graph; False: the whole route."""
     nid = m.note_id(rel)
-    if not _only_links_changed(old, new, nid):
+    if not _patchable_edit(old, new, nid):
         return False
     cache = run.cache
     kept = cache.load_kept()
@@ -55,38 +60,51 @@ def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | 
         return False  # passes add edges to some owners after assembly; the whole route redoes them
     nodes = cache.load_nodes()
     last = cache.get_meta("graph", {}) or {}
-    group = _group_of(run, rel, new, kept.groups.get(rel), nodes, last)
-    if group is None:
-        return False
-    resolved, edges = group
     row = nodes.get(nid)
-    if row is None or any(row.get(k) != old.nodes[nid].get(k) for k in PATCHABLE):  # type: ignore[union-attr]
+    if row is None or row.get("status") != m.LIVE or any(row.get(k) != old.nodes[nid].get(k) for k in NOTE_PATCHABLE):  # type: ignore[union-attr]
         return False
-    row.update({k: new.nodes[nid][k] for k in PATCHABLE if k in new.nodes[nid]})
-    _commit(run, rel, st, new, resolved, edges, kept, nodes, last)
+    patch = _resolved_again(run, rel, old, new, nodes, last)  # type: ignore[arg-type]
+    if patch is None:
+        return False
+    row.update({k: new.nodes[nid][k] for k in NOTE_PATCHABLE if k in new.nodes[nid]})
+    groups = _groups(rel, new, patch, kept.groups, nodes)
+    if groups is None:
+        return False
+    _commit(run, rel, st, new, patch, groups, kept, nodes, last)
     return True
 
 
-def _only_links_changed(old: m.Extraction | None, new: m.Extraction, nid: str) -> bool:
-    """The note's nodes, meta and model status as they were (but `PATCHABLE` attributes of its own
-    node, and the meta no other stage reads); its links and edges may differ."""
+def _patchable_edit(old: m.Extraction | None, new: m.Extraction, nid: str) -> bool:
+    """The note's meta and model status as they were (but the tags it uses and the meta no other
+    stage reads), its nodes too (but tag nodes, and its own node's `NOTE_PATCHABLE` attributes);
+    its links and edges may differ."""
     if old is None or old.quarantine or new.quarantine or nid not in new.nodes or new.nodes[nid].get("kind") != m.NOTE:
         return False
     if (new.hot("llm") or {}).get("status") == "answered":
         return False  # the model pass verifies new answers in `enrich`
-    if _without(old.meta, FREE_META) != _without(new.meta, FREE_META):
+    if _without(old.meta, FREE_META + TAG_META) != _without(new.meta, FREE_META + TAG_META):
         return False
-    if old.nodes.keys() != new.nodes.keys() or any(old.nodes[n] != new.nodes[n] for n in new.nodes if n != nid):
+    if old.nodes.keys() - tag_ids(old.nodes) != new.nodes.keys() - tag_ids(new.nodes):
         return False
-    return _without(old.nodes[nid], PATCHABLE) == _without(new.nodes[nid], PATCHABLE)
+    if any(old.nodes[n] != new.nodes[n] for n in new.nodes.keys() & old.nodes.keys() if n != nid):
+        return False
+    return _without(old.nodes[nid], NOTE_PATCHABLE) == _without(new.nodes[nid], NOTE_PATCHABLE)
 
 
-def _group_of(run: Run, rel: str, new: m.Extraction, kept_group: bytes | None, nodes: dict[str, dict[str, Any]], last: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    """The note's links resolved again and its finalized edge group, or None when the change
-    reaches beyond that group (see the module docstring)."""
+@dataclass
+class Patch:
+    """The note's links resolved again, and what that changes beyond its own edge group."""
+
+    resolved: dict[str, Any]
+    nodes: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # node id → new attributes (None: gone)
+    derived: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # owner → derived edges it gains
+    parents: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # owner → all its `tag_parent` edges, when they changed
+
+
+def _resolved_again(run: Run, rel: str, old: m.Extraction, new: m.Extraction, nodes: dict[str, dict[str, Any]], last: dict[str, Any]) -> Patch | None:
+    """The note's links resolved alone, with the dangling targets and sections they add or drop;
+    None when the change reaches further (see the module docstring)."""
     from extract.notes import NoteIndex, _link_source
-
-    from .engine import finalize_edges
 
     aliases = dict(_notes_and_aliases(nodes))
     if len(aliases) != (last.get("counts") or {}).get("sources") or rel not in aliases:
@@ -94,16 +112,85 @@ def _group_of(run: Run, rel: str, new: m.Extraction, kept_group: bytes | None, n
     before = run.cache.load_resolution(rel)
     if before is None:
         return None
-    resolved = _link_source(rel, new.refs, NoteIndex(_Extractions(run), aliases))
-    if _plain(resolved["unresolved"]) != _plain(before["unresolved"]) or _plain(resolved["sections"]) != _plain(before["sections"]):
-        return None  # a dangling target or a section gains or loses a referrer: nodes change
-    derived = [e for e in (orjson.loads(kept_group) if kept_group else []) if e["relation"] in DERIVED_RELATIONS]
-    for e in derived:
-        e.pop("key", None)
-    raw = [*new.edges, *resolved["edges"], *derived]
-    if any(e["source"] not in nodes or e["target"] not in nodes for e in raw):
-        return None  # the whole route drops such edges with a warning
-    return resolved, finalize_edges(rel, raw, nodes)
+    patch = Patch(_link_source(rel, new.refs, NoteIndex(_Extractions(run), aliases)))
+    if not _dangling_patched(run, rel, before, patch, nodes) or not _sections_patched(run, before, patch, nodes):
+        return None
+    return patch if patch_tags(rel, old, new, nodes, patch.nodes, patch.parents) else None
+
+
+def _dangling_patched(run: Run, rel: str, before: dict[str, Any], patch: Patch, nodes: dict[str, dict[str, Any]]) -> bool:
+    """Each dangling target the note starts or stops naming: its referrers (in path order, the
+    first gives its label and source), a new node, or none when no note names it any more."""
+    old, now = _first_labels(before["unresolved"]), _first_labels(patch.resolved["unresolved"])
+    for uid in sorted(old.keys() | now.keys()):
+        if old.get(uid) == now.get(uid):
+            continue
+        node = nodes.get(uid)
+        if node is None and uid in old or node is not None and node.get("kind") != m.UNRESOLVED:
+            return False
+        referrers = sorted(set(node["referrers"] if node else ()) - {rel} | ({rel} if uid in now else set()))
+        if not referrers:
+            patch.nodes[uid] = None
+            continue
+        first = referrers[0]
+        label = now[uid] if first == rel else _first_labels((run.cache.load_resolution(first) or {}).get("unresolved", [])).get(uid)
+        if label is None:
+            return False
+        patch.nodes[uid] = {"kind": m.UNRESOLVED, "label": label, "source": first, "referrers": referrers, "status": m.LIVE}
+    return True
+
+
+def _first_labels(unresolved: Any) -> dict[str, str]:
+    """Dangling target → the label its first link in this note gives it."""
+    labels: dict[str, str] = {}
+    for uid, label in unresolved:
+        labels.setdefault(uid, label)
+    return labels
+
+
+def _sections_patched(run: Run, before: dict[str, Any], patch: Patch, nodes: dict[str, dict[str, Any]]) -> bool:
+    """Sections the note starts naming that no note named: a new node under its note and the
+    derived edge to it. A section it stops naming may still be named by another note: then None."""
+    old = {tuple(s) for s in before["sections"]}
+    now = [tuple(s) for s in patch.resolved["sections"]]
+    if not old <= set(now):
+        return False
+    for sid, target, text, line in now:
+        if sid in nodes or sid in patch.nodes:
+            continue
+        owner = nodes.get(m.note_id(target))
+        if owner is None or owner.get("status") != m.LIVE:
+            return False  # the anchors pass marks what a stale note owns
+        title = run.cache.load_extraction(target).hot("title", target)  # type: ignore[union-attr]
+        patch.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {text}", "source": target, "line": line, "status": m.LIVE}
+        patch.derived.setdefault(target, []).append(m.edge(m.note_id(target), sid, m.HAS_SECTION, target, line))
+    return True
+
+
+def _groups(rel: str, new: m.Extraction, patch: Patch, kept: dict[str, bytes], nodes: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]] | None:
+    """The finalized edge group of every owner the patch changes: the note's (its extraction's
+    edges, its links, the derived edges it owned) and those of notes that gain a derived edge."""
+    from .engine import finalize_edges
+
+    for nid, attrs in patch.nodes.items():
+        if attrs is None:
+            nodes.pop(nid, None)
+        else:
+            nodes[nid] = attrs
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for owner in sorted({rel} | patch.derived.keys() | patch.parents.keys()):
+        edges = orjson.loads(kept[owner]) if owner in kept else []
+        if owner == rel:
+            edges = [e for e in edges if e["relation"] in DERIVED_RELATIONS]
+        if owner in patch.parents:
+            edges = [e for e in edges if e["relation"] != m.TAG_PARENT] + [dict(e) for e in patch.parents[owner]]
+        if owner == rel:
+            edges = [*new.edges, *patch.resolved["edges"], *edges]
+        raw = [*edges, *patch.derived.get(owner, [])]
+        if any(e["source"] not in nodes or e["target"] not in nodes for e in raw):
+            return None  # the whole route drops such edges with a warning
+        groups[owner] = finalize_edges(owner, raw, nodes)
+    return groups
 
 
 def _notes_and_aliases(nodes: dict[str, dict[str, Any]]) -> Iterator[tuple[str, list[str]]]:
@@ -135,32 +222,30 @@ class _Extractions(Mapping[str, m.Extraction]):
         raise TypeError("not sized: read one note at a time")
 
 
-def _plain(items: Any) -> list[list[Any]]:
-    return [list(item) for item in items]
-
-
 def _without(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in keys}
 
 
-def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, resolved: dict[str, Any], edges: list[dict[str, Any]],
+def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Patch, groups: dict[str, list[dict[str, Any]]],
             kept: Any, nodes: dict[str, dict[str, Any]], last: dict[str, Any]) -> None:
-    """What `extract`, `resolve` and `assemble` store for this edit; then the engine's own
-    `rank_nodes` and `write_artifacts`, and what `record` keeps."""
+    """What `extract`, `resolve`, `assemble` and `post_assembly` store for this edit; then the
+    engine's own `rank_nodes` and `write_artifacts`, and what `record` keeps."""
     from graph_out.graph_json import encode_group
 
     from .engine import rank_nodes, write_artifacts
 
     cache, result = run.cache, run.result
     cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
-    cache.put_resolutions([(rel, resolved)])
-    encoded = {rel: encode_group(edges)} if edges else {}
-    cache.put_groups(encoded, clear=False, gone=[] if edges else [rel])
+    cache.put_resolutions([(rel, patch.resolved)])
+    encoded = {owner: encode_group(edges) for owner, edges in groups.items() if edges}
+    cache.put_groups(encoded, clear=False, gone=[owner for owner, edges in groups.items() if not edges])
+    if patch.derived or patch.parents:  # their derived share changed: a digest no derivation gives makes the next full resolution redo them
+        cache.put_kept_state({**kept.derived, **{owner: "" for owner in (*patch.derived, *patch.parents)}}, [])
     run.extractions, run.fresh, run.nodes, run.kept = {rel: new}, [rel], nodes, kept
-    run.changed_nodes = {m.note_id(rel)}  # its own `PATCHABLE` attributes; no other node changed
-    run.edges_by_owner = OwnerGroups({rel: edges}, kept.groups, encoded)
+    run.changed_nodes = {m.note_id(rel), *patch.nodes}  # the note's own attributes, dangling targets, sections, tags
+    run.edges_by_owner = OwnerGroups(groups, kept.groups, encoded)
     result.extracted, result.sources = [rel], last["counts"]["sources"]
-    result.extra["rederived_owners"] = 1
+    result.extra["rederived_owners"] = len(groups)
     result.extra["graph_attrs"] = {k: v for k, v in last.items() if k not in STANDARD_ATTRS}  # what the passes added
     rank_nodes(run)
     write_artifacts(run)
