@@ -129,16 +129,35 @@ def test_an_edit_that_changes_nodes_takes_the_whole_route(tmp_path: Path, monkey
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 
-def test_an_alias_edit_takes_the_whole_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new alias can change what other notes' links resolve to."""
+@pytest.mark.parametrize("edit", [
+    ("aliases: [n7]", "aliases: [n7, Missing 1]"),  # an alias other notes' dangling links name: they now find this note
+    ("aliases: [n7]", "aliases: [seven]"),  # an alias dropped (Note 4 links by it) and one no link names
+    ("aliases: [n7]", "aliases: [n7, N7]"),  # the same alias twice: links by it are now ambiguous
+])
+def test_an_alias_edit_is_patched(tmp_path: Path, edit: tuple[str, str]) -> None:
     vault = _built(tmp_path)
+    (vault / "Note 4.md").write_text((vault / "Note 4.md").read_text() + "\nby alias [[n7]] and [[n7#Part 1]]\n")
+    run(vault_scope(vault))
     note = vault / "Note 7.md"
-    note.write_text(note.read_text().replace("aliases: [n7]", "aliases: [n7, Missing 1]"))
+    note.write_text(note.read_text().replace(*edit))
     with whole_route_loads() as loads:
         run(vault_scope(vault), paths=[note])
-    assert loads == [1]
-    fresh = scratch(vault, tmp_path)
-    assert artifacts(vault) == fresh and b"unresolved:missing 1" not in fresh["graph.json"]
+    assert loads == [] or edit[1] == "aliases: [seven]"  # a section link by a dropped alias dangles: the whole route
+    assert artifacts(vault) == scratch(vault, tmp_path)
+    assert _tables(vault) == _tables(tmp_path / "scratch")
+
+
+@pytest.mark.parametrize("alias", ["Note 3", "n12"])
+def test_an_alias_a_name_or_another_alias_answers_to(tmp_path: Path, alias: str) -> None:
+    """A file name answers before an alias (nothing to redo); another note's alias makes links by
+    it ambiguous, and who links by it is not recorded (the whole route)."""
+    vault = _built(tmp_path)
+    note = vault / "Note 7.md"
+    note.write_text(note.read_text().replace("aliases: [n7]", f"aliases: [n7, {alias}]"))
+    with whole_route_loads() as loads:
+        run(vault_scope(vault), paths=[note])
+    assert loads == ([] if alias == "Note 3" else [1])
+    assert artifacts(vault) == scratch(vault, tmp_path)
 
 
 def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +175,7 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
 
     monkeypatch.setattr(link_patch, "_record", counting)
     rng = random.Random(18)
-    targets = ["Note 3", "n17", "Headed#Beta", "Headed#Alpha", "Headed#^blk", "Linker", "Missing 2", "Nowhere", "Note 40", "Note 5", "Note 11", "n2"]
+    targets = ["Note 3", "n17", "m17", "Missing 3", "other", "Headed#Beta", "Headed#Alpha", "Headed#^blk", "Linker", "Missing 2", "Nowhere", "Note 40", "Note 5", "Note 11", "n2"]
     edits = [
         lambda t: t + f"\nand [[{rng.choice(targets)}]]\n",  # a new link
         lambda t: t.replace("[[Note ", f"[[Note {rng.randrange(30)}]] [[Note ", 1),  # a link added before the first
@@ -168,6 +187,8 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
         lambda t: t + f"\n#area/a{rng.randrange(3)}/b{rng.randrange(3)}\n",  # a nested tag
         lambda t: t.replace("#inline/t", "#inline/x/t", 1),  # a tag renamed, one level deeper
         lambda t: t.replace(" #", " ", 1),  # an inline tag becomes text
+        lambda t: t.replace("aliases: [", f"aliases: [{rng.choice(['Missing 3', 'Nowhere', 'n2', 'other'])}, ", 1),  # an alias gained
+        lambda t: t.replace("aliases: [n", "aliases: [m", 1),  # an alias renamed
     ]
     notes = sorted(vault.glob("*.md"))
     for step in range(30):

@@ -108,8 +108,8 @@ def test_the_patched_note_is_found_by_its_new_words(tmp_path: Path, monkeypatch:
 
 
 @pytest.mark.parametrize("edit", [
-    "\n## A new heading\n",  # a heading others may link to (a new link: tests/test_link_patch.py)
-    "\nnow #topic/new too\n",  # a new tag
+    "\n## A new heading\n",  # a heading others may link to (links, tags and aliases: tests/test_link_patch.py)
+    "\nsee also [[Note 9]]\n## A new heading\n",  # a new link and a heading
 ])
 def test_an_edit_beyond_prose_takes_the_whole_route(tmp_path: Path, edit: str) -> None:
     vault = _built(tmp_path)

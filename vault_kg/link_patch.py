@@ -35,6 +35,7 @@ import orjson
 
 from .core import model as m
 from .groups import OwnerGroups
+from .alias_patch import ALIAS_META, alias_readers
 from .tag_patch import TAG_META, patch_tags, tag_ids
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 DERIVED_RELATIONS = (m.HAS_SECTION, m.TAG_PARENT)  # what vault resolution derives (never an extraction's or a link's)
 PATCHABLE = ("end_line", "summary")  # the note node's attributes the whole route would take from the new extraction, unchecked
-NOTE_PATCHABLE = (*PATCHABLE, "tags")  # ... and the tags, whose nodes `tag_patch` follows
+NOTE_PATCHABLE = (*PATCHABLE, "tags", "aliases")  # ... and the tags (`tag_patch` follows their nodes) and aliases (`alias_readers`)
 FREE_META = ("size", "summary")
 STANDARD_ATTRS = {"scope", "kind", "root", "schema_version", "built_with", "god_nodes", "communities", "counts", "skipped", "quarantined", "stamp"}
 
@@ -67,7 +68,7 @@ def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | 
     if patch is None:
         return False
     row.update({k: new.nodes[nid][k] for k in NOTE_PATCHABLE if k in new.nodes[nid]})
-    groups = _groups(rel, new, patch, kept.groups, nodes)
+    groups = _groups(patch, kept.groups, nodes)
     if groups is None:
         return False
     _commit(run, rel, st, new, patch, groups, kept, nodes, last)
@@ -82,7 +83,7 @@ def _patchable_edit(old: m.Extraction | None, new: m.Extraction, nid: str) -> bo
         return False
     if (new.hot("llm") or {}).get("status") == "answered":
         return False  # the model pass verifies new answers in `enrich`
-    if _without(old.meta, FREE_META + TAG_META) != _without(new.meta, FREE_META + TAG_META):
+    if _without(old.meta, FREE_META + TAG_META + ALIAS_META) != _without(new.meta, FREE_META + TAG_META + ALIAS_META):
         return False
     if old.nodes.keys() - tag_ids(old.nodes) != new.nodes.keys() - tag_ids(new.nodes):
         return False
@@ -93,39 +94,50 @@ def _patchable_edit(old: m.Extraction | None, new: m.Extraction, nid: str) -> bo
 
 @dataclass
 class Patch:
-    """The note's links resolved again, and what that changes beyond its own edge group."""
+    """The links resolved again (the edited note's, and those of notes an alias change reaches),
+    and what that changes beyond their edge groups."""
 
-    resolved: dict[str, Any]
+    resolved: dict[str, dict[str, Any]] = field(default_factory=dict)  # note → its links resolved again
+    sources: dict[str, m.Extraction] = field(default_factory=dict)  # note → its extraction (the edited note's new one)
     nodes: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # node id → new attributes (None: gone)
     derived: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # owner → derived edges it gains
     parents: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # owner → all its `tag_parent` edges, when they changed
 
 
 def _resolved_again(run: Run, rel: str, old: m.Extraction, new: m.Extraction, nodes: dict[str, dict[str, Any]], last: dict[str, Any]) -> Patch | None:
-    """The note's links resolved alone, with the dangling targets and sections they add or drop;
-    None when the change reaches further (see the module docstring)."""
+    """The note's links resolved again, and those of the notes whose links may find it by an alias
+    it gained or lost, with the dangling targets and sections they add or drop; None when the
+    change reaches further (see the module docstring)."""
     from extract.notes import NoteIndex, _link_source
 
     aliases = dict(_notes_and_aliases(nodes))
     if len(aliases) != (last.get("counts") or {}).get("sources") or rel not in aliases:
         return None
-    before = run.cache.load_resolution(rel)
-    if before is None:
+    aliases[rel] = new.hot("aliases", [])
+    index = NoteIndex(_Extractions(run), aliases)
+    readers = alias_readers(run.cache, rel, old.hot("aliases", []), aliases[rel], index, nodes, last)
+    if readers is None:
         return None
-    patch = Patch(_link_source(rel, new.refs, NoteIndex(_Extractions(run), aliases)))
-    if not _dangling_patched(run, rel, before, patch, nodes) or not _sections_patched(run, before, patch, nodes):
-        return None
+    patch = Patch()
+    for note in [rel, *readers]:
+        source = new if note == rel else run.cache.load_extraction(note)
+        before = run.cache.load_resolution(note)
+        if source is None or before is None:
+            return None
+        patch.sources[note], patch.resolved[note] = source, _link_source(note, source.refs, index)
+        if not _dangling_patched(run, note, before, patch, nodes) or not _sections_patched(run, before, patch.resolved[note], patch, nodes):
+            return None
     return patch if patch_tags(rel, old, new, nodes, patch.nodes, patch.parents) else None
 
 
 def _dangling_patched(run: Run, rel: str, before: dict[str, Any], patch: Patch, nodes: dict[str, dict[str, Any]]) -> bool:
     """Each dangling target the note starts or stops naming: its referrers (in path order, the
     first gives its label and source), a new node, or none when no note names it any more."""
-    old, now = _first_labels(before["unresolved"]), _first_labels(patch.resolved["unresolved"])
+    old, now = _first_labels(before["unresolved"]), _first_labels(patch.resolved[rel]["unresolved"])
     for uid in sorted(old.keys() | now.keys()):
         if old.get(uid) == now.get(uid):
             continue
-        node = nodes.get(uid)
+        node = patch.nodes[uid] if uid in patch.nodes else nodes.get(uid)
         if node is None and uid in old or node is not None and node.get("kind") != m.UNRESOLVED:
             return False
         referrers = sorted(set(node["referrers"] if node else ()) - {rel} | ({rel} if uid in now else set()))
@@ -133,7 +145,8 @@ def _dangling_patched(run: Run, rel: str, before: dict[str, Any], patch: Patch, 
             patch.nodes[uid] = None
             continue
         first = referrers[0]
-        label = now[uid] if first == rel else _first_labels((run.cache.load_resolution(first) or {}).get("unresolved", [])).get(uid)
+        resolution = patch.resolved.get(first) or run.cache.load_resolution(first) or {}
+        label = _first_labels(resolution.get("unresolved", [])).get(uid)
         if label is None:
             return False
         patch.nodes[uid] = {"kind": m.UNRESOLVED, "label": label, "source": first, "referrers": referrers, "status": m.LIVE}
@@ -148,11 +161,11 @@ def _first_labels(unresolved: Any) -> dict[str, str]:
     return labels
 
 
-def _sections_patched(run: Run, before: dict[str, Any], patch: Patch, nodes: dict[str, dict[str, Any]]) -> bool:
+def _sections_patched(run: Run, before: dict[str, Any], resolved: dict[str, Any], patch: Patch, nodes: dict[str, dict[str, Any]]) -> bool:
     """Sections the note starts naming that no note named: a new node under its note and the
     derived edge to it. A section it stops naming may still be named by another note: then None."""
     old = {tuple(s) for s in before["sections"]}
-    now = [tuple(s) for s in patch.resolved["sections"]]
+    now = [tuple(s) for s in resolved["sections"]]
     if not old <= set(now):
         return False
     for sid, target, text, line in now:
@@ -167,9 +180,10 @@ def _sections_patched(run: Run, before: dict[str, Any], patch: Patch, nodes: dic
     return True
 
 
-def _groups(rel: str, new: m.Extraction, patch: Patch, kept: dict[str, bytes], nodes: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]] | None:
-    """The finalized edge group of every owner the patch changes: the note's (its extraction's
-    edges, its links, the derived edges it owned) and those of notes that gain a derived edge."""
+def _groups(patch: Patch, kept: dict[str, bytes], nodes: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]] | None:
+    """The finalized edge group of every owner the patch changes: each note resolved again (its
+    extraction's edges, its links, the derived edges it owned) and the notes whose derived edges
+    changed."""
     from .engine import finalize_edges
 
     for nid, attrs in patch.nodes.items():
@@ -178,14 +192,14 @@ def _groups(rel: str, new: m.Extraction, patch: Patch, kept: dict[str, bytes], n
         else:
             nodes[nid] = attrs
     groups: dict[str, list[dict[str, Any]]] = {}
-    for owner in sorted({rel} | patch.derived.keys() | patch.parents.keys()):
+    for owner in sorted(patch.resolved.keys() | patch.derived.keys() | patch.parents.keys()):
         edges = orjson.loads(kept[owner]) if owner in kept else []
-        if owner == rel:
+        if owner in patch.resolved:
             edges = [e for e in edges if e["relation"] in DERIVED_RELATIONS]
         if owner in patch.parents:
             edges = [e for e in edges if e["relation"] != m.TAG_PARENT] + [dict(e) for e in patch.parents[owner]]
-        if owner == rel:
-            edges = [*new.edges, *patch.resolved["edges"], *edges]
+        if owner in patch.resolved:
+            edges = [*patch.sources[owner].edges, *patch.resolved[owner]["edges"], *edges]
         raw = [*edges, *patch.derived.get(owner, [])]
         if any(e["source"] not in nodes or e["target"] not in nodes for e in raw):
             return None  # the whole route drops such edges with a warning
@@ -236,7 +250,7 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
 
     cache, result = run.cache, run.result
     cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
-    cache.put_resolutions([(rel, patch.resolved)])
+    cache.put_resolutions(sorted(patch.resolved.items()))
     encoded = {owner: encode_group(edges) for owner, edges in groups.items() if edges}
     cache.put_groups(encoded, clear=False, gone=[owner for owner, edges in groups.items() if not edges])
     if patch.derived or patch.parents:  # their derived share changed: a digest no derivation gives makes the next full resolution redo them
