@@ -1,29 +1,30 @@
-"""One note's link edit, patched into the last assembled graph instead of loading and folding every note.
+"""One note's link, tag or alias edit, patched into the last assembled graph instead of folding every note.
 
-When an agent adds, removes or retargets a link in one note, the whole route (`vault_kg.engine`)
-would load every cached extraction, resolve, fold every node and derive the edge groups again, to
-find a graph that differs from the last one in that note's edges, perhaps a dangling target or a
-section, and the note's own `PATCHABLE` attributes. This stage, reached from `note_patch` when the
-edit is more than prose, starts from what the last run left in the cache instead:
+When an agent adds, removes or retargets a link in one note (or changes its tags or aliases), the
+whole route (`vault_kg.engine`) would load every cached extraction, resolve, fold every node and
+derive the edge groups again, to find a graph that differs from the last one in a few owners'
+edges and a few nodes. This stage, reached from `note_patch` when the edit is more than prose,
+starts from what the last run left in the cache instead:
 
 - the assembled nodes (the `nodes` table: every node as the last run wrote it, passes included);
 - the kept edge groups and the rank's edge table (`cache.load_kept`, as every update uses them);
 - the note index the links resolve against, rebuilt from the note nodes' paths and aliases
   (the keys `NoteIndex` reads from every extraction).
 
-It applies when the note's nodes, tags, aliases, headings, title and the rest of its meta are as
-they were (so no other note's links resolve differently, and the passes' inputs are unchanged:
-the anchors pass reads frontmatter, labels and aliases, the model pass titles, aliases and
-statuses, and both last ran on the same inputs and day, `note_patch._candidate`). The note's links
-are resolved again alone; a dangling target it starts or stops naming gains or loses it as a
-referrer (a new node, or none left), and a section it starts naming that no note named becomes a
-node under its note, with the derived edge its note then owns. The changed owners' edge groups
-are derived again (the note's: its extraction's edges, its links and the derived edges it owned,
-taken back from its kept group), then the engine's own stages rank and write (`rank_nodes`,
-`write_artifacts`). Anything else (a new or removed tag, an alias, a heading, a section the note
-stops naming, which another note may still name, an owner whose edges a pass adds, an edge that
-would be dropped) goes down the whole route. tests/test_link_patch.py and the property test
-compare the result with fresh builds.
+It applies when the note's meta is as it was but for its tags and aliases (so the passes' inputs
+are unchanged: the anchors pass reads frontmatter and labels, the model pass titles and statuses,
+and both last ran on the same inputs and day, `note_patch._candidate`), and its nodes but for tag
+nodes and its own node's `NOTE_PATCHABLE` attributes. The note's links are resolved again (and,
+when an alias changed, those of the notes it can reach: `alias_patch`); a dangling target a note
+starts or stops naming gains or loses it as a referrer, a section no note named becomes a node
+under its note with the derived edge that note then owns, and tag nodes and the tag hierarchy
+follow the note's tags (`tag_patch`). The changed owners' edge groups are derived again (a note's:
+its extraction's edges, its links and the derived edges it owned, taken back from its kept group),
+then the engine's own stages rank and write (`rank_nodes`, `write_artifacts`). Anything else (a
+heading, a section a note stops naming, which another note may still name, an alias another note
+or a file name shares, an owner whose edges a pass adds, an edge that would be dropped) goes down
+the whole route. tests/test_link_patch.py and the property test compare the result with fresh
+builds.
 """
 
 from __future__ import annotations
