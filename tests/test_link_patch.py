@@ -160,6 +160,28 @@ def test_an_alias_a_name_or_another_alias_answers_to(tmp_path: Path, alias: str)
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 
+def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> None:
+    """Back-to-back hook updates (the background clustering not run yet) take the link patch,
+    prose edits too (the prose patch keeps the last communities, which are due again); once
+    clustered, the graph is a fresh build's."""
+    from vault_kg.ranking import deferring_communities
+
+    vault = _built(tmp_path)
+    for i, (name, text) in enumerate([("Note 6.md", "see [[Note 10]]"), ("Note 8.md", "see [[Nowhere]] #topic/t2"), ("Note 6.md", "prose only"), ("Note 6.md", "")]):
+        note = vault / name
+        if text:
+            note.write_text(note.read_text() + f"\n{text}\n")
+        else:
+            note.touch()  # the same bytes: the whole route decides
+        with whole_route_loads() as loads, deferring_communities():
+            result = run(vault_scope(vault), paths=[note])
+        assert loads == ([1] if not text else []), i
+        assert result.extra.get("communities") == "deferred", i
+    run(vault_scope(vault))  # what the hook's background job settles
+    assert artifacts(vault) == scratch(vault, tmp_path)
+    assert _tables(vault) == _tables(tmp_path / "scratch")
+
+
 def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Links added, removed and retargeted at random (to notes, aliases, sections, blocks,
     dangling targets), tags added, nested, renamed and dropped, mixed with prose edits, each

@@ -254,6 +254,7 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
     cache.put_resolutions(sorted(patch.resolved.items()))
     encoded = {owner: encode_group(edges) for owner, edges in groups.items() if edges}
     cache.put_groups(encoded, clear=False, gone=[owner for owner, edges in groups.items() if not edges])
+    cache.set_meta("retry", False)  # as `post_assembly` leaves it; ranking asks again while clustering is deferred
     if patch.derived or patch.parents:  # their derived share changed: a digest no derivation gives makes the next full resolution redo them
         cache.put_kept_state({**kept.derived, **{owner: "" for owner in (*patch.derived, *patch.parents)}}, [])
     run.extractions, run.fresh, run.nodes, run.kept = {rel: new}, [rel], nodes, kept
