@@ -18,7 +18,8 @@ row and encode all of graph.json to find that out. This stage finds it out from 
   replaced in graph.json (found by encoding the node as the last run wrote it: the encoding holds
   the node id, so it occurs once), which is then written atomically as a whole.
 
-Anything else (another kind of edit, a new or removed note, a graph.json that is not the one the
+Another kind of edit of the note (a link, a tag, an alias, a shown summary) goes to the link patch
+(`vault_kg.link_patch`); anything else (a new or removed note, a graph.json that is not the one the
 cache wrote, an inline graph.html) is left to the whole route, which decides again.
 The result is byte-identical to the whole route's (tests/test_note_patch.py, and the property
 test's `paths` and `hook` modes, which compare with a from-scratch build after every step).
