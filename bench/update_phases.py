@@ -4,7 +4,8 @@ Usage: python bench/update_phases.py [--notes 3000] [--rounds 3]
 
 Builds a generated vault, then edits one note `--rounds` times each way (prose only; a new link)
 and runs the update the PostToolUse hook runs (`engine.run(scope, paths=[note])`, inside
-`ranking.deferring_communities()` where that exists), wrapping the engine's phases with a CPU
+`ranking.deferring_communities()` where that exists; between edits, untimed, an update that
+clusters, as the hook's background job does), wrapping the engine's phases with a CPU
 clock (`time.process_time`: the process's own CPU, little moved by other load on the machine).
 Prints the median CPU of each phase that took at least 1 ms (imports made inside a phase count in
 it; the imports of a whole hook process are in agent_bench's CPU column). It measures the code it imports, so pointing
@@ -28,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vault import generate  # noqa: E402
 
 PHASES = {
-    "vault_kg.engine": ["_locked_run", "_resolve", "assemble_nodes", "_ranking", "_update_docs", "_dirty_owners", "_write_html"],  # and every stage in engine.STAGES
-    "vault_kg.cache:ScopeCache": ["load_all", "load_kept", "sync_graph", "sync_ranks", "put_table", "commit"],
+    "vault_kg.engine": ["_locked_run", "_resolve", "assemble_nodes", "_ranking", "_update_docs", "_dirty_owners", "_write_html",
+                        "rank_nodes", "write_artifacts"],  # and every stage in engine.STAGES (these two: as a link patch calls them)
+    "vault_kg.link_patch": ["_group_of", "_commit"],
+    "vault_kg.cache:ScopeCache": ["load_all", "load_kept", "load_nodes", "sync_graph", "sync_ranks", "put_table", "commit"],
     "vault_kg.rank": ["patched", "ranking_digest", "pagerank", "communities"],
     "vault_kg.anchor_pass": ["post_assembly"],
     "graph_out.graph_json": ["encode_node_link", "node_link"],
@@ -92,12 +95,14 @@ def main() -> None:
             for label, value in spent.items():
                 rows.setdefault(kind, {}).setdefault(label, []).append(value)
             rows[kind].setdefault("ranking: " + str(result.extra.get("ranking")), []).append(0.0)
+            rows[kind].setdefault("route: " + ("whole" if "load_all" in " ".join(spent) else "patched"), []).append(0.0)
+            engine.run(scope)  # untimed: what the hook's background clustering job settles before the next edit
     print(f"{args.notes}-note vault; CPU per phase, median of {args.rounds} edits each (ms); load average {os.getloadavg()[0]:.1f}")
     for kind, phases in rows.items():
         print(f"\n{kind}:")
         for label, values in sorted(phases.items(), key=lambda kv: -statistics.median(kv[1])):
             value = statistics.median(values) * 1000
-            if label.startswith("ranking: "):
+            if label.startswith(("ranking: ", "route: ")):
                 print(f"  {label}")
             elif value >= 1.0:
                 print(f"  {label:<28}{value:>8.0f}")

@@ -13,7 +13,7 @@ import os
 import posixpath
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 
@@ -304,16 +304,19 @@ def _strip_md(target: str) -> str:
 class NoteIndex:
     """Obsidian-style lookup: vault path, file name and `aliases`, all case-insensitive."""
 
-    def __init__(self, extractions: dict[str, m.Extraction]) -> None:
+    def __init__(self, extractions: Mapping[str, m.Extraction], aliases: dict[str, list[str]] | None = None) -> None:
+        """`aliases` (note → its aliases, every note) stands in for reading them from each
+        extraction: a one-note link patch (`vault_kg.link_patch`) has them from the node table,
+        and `extractions` then only needs to answer for the notes whose headings a link names."""
         self.extractions = extractions
         self.by_path: dict[str, str] = {}
         self.by_stem: dict[str, list[str]] = {}
         self.by_alias: dict[str, list[str]] = {}
-        for relpath in sorted(extractions):
+        for relpath in sorted(extractions if aliases is None else aliases):
             key = _strip_md(relpath).lower()
             self.by_path[key] = relpath
             self.by_stem.setdefault(posixpath.basename(key), []).append(relpath)
-            for alias in extractions[relpath].hot("aliases", []):
+            for alias in extractions[relpath].hot("aliases", []) if aliases is None else aliases[relpath]:
                 self.by_alias.setdefault(alias.lower(), []).append(relpath)
 
     def headings(self, relpath: str) -> list[list[Any]]:
@@ -465,6 +468,13 @@ def _add_tag_parents(extractions: dict[str, m.Extraction], res: Resolution) -> N
         for nid, attrs in extractions[relpath].nodes.items():
             if attrs.get("kind") == m.TAG:
                 owners.setdefault(attrs["label"], relpath)
+    add_tag_hierarchy(owners, res)
+
+
+def add_tag_hierarchy(owners: dict[str, str], res: Resolution) -> None:
+    """`a/b/c` under `a/b` under `a`: a parent no note uses becomes a node, and each edge is owned
+    by the first note (by path) of the first tag (by name) whose chain reaches it. `owners` maps
+    every tag a note uses to the first note (by path) that uses it."""
     linked: set[str] = set()
     for tag in sorted(owners):
         owner = owners[tag]

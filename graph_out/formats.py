@@ -121,7 +121,12 @@ def graph_attrs(
 
 def is_convention(attrs: Node) -> bool:
     """A live or pending `convention/*` note is listed in brief.json (see `brief_of`)."""
-    return attrs.get("kind") == m.NOTE and any(t.startswith("convention/") for t in attrs.get("tags") or ())
+    if attrs.get("kind") != m.NOTE:
+        return False
+    tags = attrs.get("tags") or ()
+    if "convention/" not in "\0".join(tags):  # no tag holds it anywhere: none starts with it (brief.json asks this of every node)
+        return False
+    return any(t.startswith("convention/") for t in tags)
 
 
 def brief_of(attrs: GraphAttrs, nodes: dict[str, Node]) -> Brief:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from vault_kg.cache import ScopeCache
 
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
@@ -23,3 +29,18 @@ def scratch(vault: Path, tmp_path: Path) -> dict[str, bytes]:
     shutil.copytree(vault, copy, ignore=shutil.ignore_patterns("kg-out"))
     run(vault_scope(copy))
     return {name: data.replace(str(copy).encode(), str(vault).encode()) for name, data in artifacts(copy).items()}
+
+
+@contextmanager
+def whole_route_loads() -> Iterator[list[int]]:
+    """Counts the runs inside the block that load every extraction (what the whole route does first)."""
+    calls: list[int] = []
+    original = ScopeCache.load_all
+
+    def counting(self: ScopeCache):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return original(self)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(ScopeCache, "load_all", counting)
+        yield calls

@@ -18,7 +18,7 @@ from vault_kg.cache import ScopeCache
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 
-from scratch_build import artifacts, scratch
+from scratch_build import artifacts, scratch, whole_route_loads
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "scipy", "igraph", "networkx", "typer", "click", "pydantic", "filelock")
@@ -108,23 +108,14 @@ def test_the_patched_note_is_found_by_its_new_words(tmp_path: Path, monkeypatch:
 
 
 @pytest.mark.parametrize("edit", [
-    "\nsee also [[Note 9]]\n",  # a new link
-    "\n## A new heading\n",  # a heading others may link to
-    "\nnow #topic/new too\n",  # a new tag
+    "\n## A new heading\n",  # a heading others may link to (links, tags and aliases: tests/test_link_patch.py)
+    "\nsee also [[Note 9]]\n## A new heading\n",  # a new link and a heading
 ])
 def test_an_edit_beyond_prose_takes_the_whole_route(tmp_path: Path, edit: str) -> None:
     vault = _built(tmp_path)
     note = vault / "Note 6.md"
     _append(note, edit)
-    loads: list[int] = []
-    original = ScopeCache.load_all
-
-    def counting(self: ScopeCache):  # type: ignore[no-untyped-def]
-        loads.append(1)
-        return original(self)
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(ScopeCache, "load_all", counting)
+    with whole_route_loads() as loads:
         run(vault_scope(vault), paths=[note])
     assert loads == [1]
     assert artifacts(vault) == scratch(vault, tmp_path)

@@ -415,21 +415,26 @@ class ScopeCache:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('table', ?)", (table.to_bytes(),))
 
     # assembled graph -------------------------------------------------------------------------
-    def sync_graph(self, nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], candidates: set[str] | None = None) -> None:
+    def sync_graph(self, nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], candidates: set[str] | None = None,
+                   node_candidates: set[str] | None = None) -> None:
         """Bring the query tables to this graph, touching only rows whose content changed.
 
         `encoded` holds every owner's edge group serialized (for graph.json); its hash tells
         which owners changed. `candidates` limits that check to owners that may have changed
         (None: all); `groups` must hold the edges of every candidate still in `encoded`.
+        `node_candidates` does the same for node rows (a one-note link patch knows which).
         Call it before ranking: node rows hold everything but rank and community, which
         `sync_ranks` writes. Rows stream into `executemany` from generators, so a cold build
         never holds every row's JSON text at once.
         """
-        old_nodes = dict(self.con.execute("SELECT id, h FROM nodes"))
+        if node_candidates is None:
+            old_nodes = dict(self.con.execute("SELECT id, h FROM nodes"))
+        else:
+            old_nodes = {nid: h for nid in sorted(node_candidates) for (h,) in self.con.execute("SELECT h FROM nodes WHERE id=?", (nid,))}
         self.con.executemany("DELETE FROM nodes WHERE id=?", [(n,) for n in old_nodes if n not in nodes])
 
         def node_rows() -> Iterator[tuple[Any, ...]]:
-            for nid, attrs in nodes.items():
+            for nid, attrs in nodes.items() if node_candidates is None else ((n, nodes[n]) for n in sorted(node_candidates) if n in nodes):
                 data, digest = _node_data(attrs)
                 if old_nodes.get(nid) != digest:
                     yield (nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), None, None, data.decode(), digest)
@@ -468,6 +473,19 @@ class ScopeCache:
         """One node's row: its attributes without rank and community, its rank, its community."""
         row = self.con.execute("SELECT data, rank, community FROM nodes WHERE id=?", (nid,)).fetchone()
         return None if row is None else (orjson.loads(row[0]), row[1], row[2])
+
+    def load_nodes(self) -> dict[str, dict[str, Any]]:
+        """Every node's attributes as the last run left them (without rank and community): the
+        assembled graph a one-note link patch starts from (`vault_kg.link_patch`)."""
+        loads = orjson.loads
+        return {nid: loads(data) for nid, data in self.con.execute("SELECT id, data FROM nodes")}
+
+    def load_resolution(self, rel: str) -> dict[str, Any] | None:
+        """One source's cached resolution (its edges decoded), or None."""
+        row = self.con.execute("SELECT res, res_edges FROM sources WHERE rel=?", (rel,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return {**marshal.loads(row[0]), "edges": marshal.loads(row[1])}
 
     def put_node_attrs(self, nid: str, attrs: dict[str, Any]) -> None:
         """Replace one node's attributes (not its kind, label, source or status columns) as

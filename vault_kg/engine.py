@@ -111,6 +111,7 @@ class Run:
     derived_sigs: dict[str, str] = field(default_factory=dict)
     kept: Kept | None = None
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    changed_nodes: set[str] | None = None  # the nodes that may differ from the last run's (None: any)
     owned_edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     redo: set[str] = field(default_factory=set)
     edges_by_owner: OwnerGroups = field(default_factory=lambda: OwnerGroups({}, {}))
@@ -356,7 +357,7 @@ def rank_nodes(run: Run) -> None:
     cache.put_table(table)
     run.table = table
     run.encoded = groups.encoded()
-    cache.sync_graph(nodes, fresh, run.encoded, None if kept is None else set(fresh) | set(kept.touched))
+    cache.sync_graph(nodes, fresh, run.encoded, None if kept is None else set(fresh) | set(kept.touched), run.changed_nodes)
     run.ranks, assignment, run.communities = _ranking(cache, nodes, table, run.result)
     for nid, attrs in nodes.items():
         attrs["rank"] = run.ranks.get(nid, 0.0)

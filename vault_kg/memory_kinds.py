@@ -30,7 +30,9 @@ DATE_KEYS = ("date", "updated", "modified", "created")
 
 def journal_day(source: str | None) -> dt.date | None:
     """The day of a journal day file (`journal/2025-03-14.md`), None for any other source."""
-    found = JOURNAL_SOURCE_RE.match(source or "")
+    if not source or not source.startswith("journal/"):  # what the pattern's anchor asks first, without the regex
+        return None
+    found = JOURNAL_SOURCE_RE.match(source)
     if not found:
         return None
     try:

@@ -18,7 +18,8 @@ row and encode all of graph.json to find that out. This stage finds it out from 
   replaced in graph.json (found by encoding the node as the last run wrote it: the encoding holds
   the node id, so it occurs once), which is then written atomically as a whole.
 
-Anything else (another kind of edit, a new or removed note, a graph.json that is not the one the
+Another kind of edit of the note (a link, a tag, an alias, a shown summary) goes to the link patch
+(`vault_kg.link_patch`); anything else (a new or removed note, a graph.json that is not the one the
 cache wrote, an inline graph.html) is left to the whole route, which decides again.
 The result is byte-identical to the whole route's (tests/test_note_patch.py, and the property
 test's `paths` and `hook` modes, which compare with a from-scratch build after every step).
@@ -58,6 +59,9 @@ def patch_prose_edit(run: Run) -> None:
     except OSError:
         return  # the whole route says what is wrong with it
     digest = hashlib.sha256(data).hexdigest()
+    pending = not run.nothing_changed()  # a deferred clustering waits: only the link patch may run
+    if pending and run.stats.get(rel)[2] == digest:
+        return
     if run.stats.get(rel)[2] == digest:  # touched, same bytes: what the whole route concludes too
         run.cache.touch_source(rel, st.st_size, st.st_mtime_ns)
         _finish(run, [])
@@ -66,8 +70,11 @@ def patch_prose_edit(run: Run) -> None:
     new = run.adapter.extract(rel, data)
     for p in run.passes:
         new = p.annotate(run, rel, data, new)
-    patch = _node_patch(run, rel, old, new)
+    patch = None if pending else _node_patch(run, rel, old, new)
     if patch is None:
+        from .link_patch import patch_link_edit
+
+        patch_link_edit(run, rel, st, old, new)  # more than prose: a link edit, patched, or the whole route
         return
     with _patched_graph_json(run, patch) as graph:
         if graph is None:
@@ -82,7 +89,7 @@ def _candidate(run: Run) -> str | None:
     """The one note this run may patch, decided before reading it; None: the whole route."""
     if run.scope.kind != "vault" or run.full_listing or run.rebuild_all or run.refresh or run.force:
         return None
-    if len(run.to_read) != 1 or run.removed or not run.nothing_changed():
+    if len(run.to_read) != 1 or run.removed or not (run.nothing_changed() or _clustering_pending(run)):
         return None
     rel = run.to_read[0][0]
     if run.stats.get(rel) is None:
@@ -101,6 +108,19 @@ def _candidate(run: Run) -> str | None:
         return None
     counts = (run.cache.get_meta("graph", {}) or {}).get("counts", {})
     return rel if _html_mode(counts.get("nodes", 0)) != "inline" else None
+
+
+def _clustering_pending(run: Run) -> bool:
+    """Whether the one thing the last run left to do is the clustering a hook deferred (`ranking`):
+    the link patch ranks again as the whole route would, the prose patch (which keeps the last
+    ranks and communities) may not run. No pass asks for another run today (`retry`)."""
+    from .engine import deps_changed
+    from .ranking import BLOB, unpack
+
+    if not run.artifacts_ok or run.rebuild_all or not run.cache.get_meta("retry", False) or deps_changed(run.cache.get_meta("deps", {}) or {}):
+        return False
+    last = unpack(run.cache.get_blob(BLOB))
+    return last is not None and last[0] != last[4]
 
 
 @dataclass
