@@ -84,7 +84,7 @@ relations: each fact the note states, once, as [line, source, relation, target].
 entities: [name, type] for the people, teams, clients, organizations, projects, services, tools, APIs, decisions and conventions the note names.
 Copy names as written, or the KNOWN NAME the text means. Never a pronoun or a generic word as a name: resolve "it" to what it means. Skip facts the note denies ("we do not use X").
 PAIRS: names that share a sentence; a relation for each pair the note relates.
-Write compact JSON, no spaces: {"relations":[[3,"A","uses","B"]],"entities":[["A","tool"],["B","service"]]}"""
+Write compact JSON, no spaces: {"relations":[[3,"Ann","works_on","Acme"]],"entities":[["Ann","person"],["Acme","client"]]}"""
 
 
 def largest_answer(schema: dict[str, Any]) -> int:
