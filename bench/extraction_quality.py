@@ -15,9 +15,17 @@ Prints precision / recall / F1 for entities and relations (untyped, directed, ty
 - the model's raw answer (validated, before verification);
 - the verified edges kept as EXTRACTED or INFERRED, and EXTRACTED only;
 
-plus seconds per note, model calls per note and the model's output speed, then the same scores per
+plus seconds per note, model calls per note, prompt and output tokens per note (the server's
+``prompt_eval_count`` / ``eval_count``) and the model's output speed, then the same scores per
 relation type and per note. Each gold set is scored on its own, never mixed: ``tests/gold`` (written
 alongside the prompt and verifier) and ``tests/gold_independent`` (written without looking at them).
+
+The server's CPU threads cannot be read over the Ollama API: state them with ``--server-threads N``
+(the page and the JSON record it); ``--label NAME`` writes the page as
+``docs/benchmarks/extraction_quality_live_NAME.md`` instead of ``extraction_quality.md``:
+
+    python bench/extraction_quality.py --host URL --model qwen2.5-coder:1.5b --gold tests/gold \
+        --server-threads 2 --label gold17-compact --json bench/results/extraction_quality_gold17-compact_qwen2.5-coder-1.5b.json
 
 Re-score stored answers without a model (today's scoring and today's verification, re-run on the
 stored raw answers against the gold note's text, exactly as the live run verifies them):
@@ -149,7 +157,7 @@ def score_set(folder: Path, answers: dict[str, dict[str, Any]]) -> dict[str, Any
         if "relations" in stored:
             as_stored.append((gold, verified_views(stored.get("entities", []), stored["relations"])[0]))
         per_note.append({"note": relpath, "gold": gold, "raw": raw, "verified": kept, "status": rec.get("status", "ok"),
-                         "calls": rec.get("calls"), "seconds": rec.get("seconds")})
+                         "calls": rec.get("calls"), "seconds": rec.get("seconds"), "output_tokens": rec.get("output_tokens")})
     if not per_note:
         return None
     if len(as_stored) == len(per_note):  # only when every note has one: otherwise not comparable
@@ -190,13 +198,14 @@ def print_set(result: dict[str, Any]) -> None:
     for name in raw:
         r, v = raw[name], ver.get(name, PRF())
         print(f"{name:38}{_cell(r)}{_cell(v)}{r.tp + r.fn:>6}{r.tp + r.fp:>5}{v.tp + v.fp:>5}")
-    print(f"\nper note (relations typed, entities){'':2}{'raw rel P/R/F1':>22}{'ver rel P/R/F1':>22}{'ent F1':>7}{'calls':>6}{'s':>7}")
+    print(f"\nper note (relations typed, entities){'':2}{'raw rel P/R/F1':>22}{'ver rel P/R/F1':>22}{'ent F1':>7}{'calls':>6}{'s':>7}{'out tok':>8}")
     for n in notes:
         r = score([(n["gold"], n["raw"])])
         v = score([(n["gold"], n["verified"])])
         calls = "-" if n["calls"] is None else str(n["calls"])
         secs = "-" if n["seconds"] is None else f"{n['seconds']:.1f}"
-        print(f"{n['note'][:38]:38}{_cell(r['relations_typed'])}{_cell(v['relations_typed'])}{r['entities'].f1:>7.2f}{calls:>6}{secs:>7}"
+        out = "-" if n.get("output_tokens") is None else str(n["output_tokens"])
+        print(f"{n['note'][:38]:38}{_cell(r['relations_typed'])}{_cell(v['relations_typed'])}{r['entities'].f1:>7.2f}{calls:>6}{secs:>7}{out:>8}"
               + ("" if n["status"] == "ok" else f"  ({n['status']})"))
     timed = [n for n in notes if n["seconds"] is not None and n["calls"] is not None]
     if timed:
@@ -268,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="score only what needs no model (baseline, relations stated by structure) on every gold note")
     parser.add_argument("--notes", type=lambda v: [n.strip() for n in v.split(",") if n.strip()],
                         help="only these notes, comma-separated file names (live run or --rescore), e.g. the notes two runs both finished")
+    parser.add_argument("--server-threads", type=int, help="CPU threads the model server runs with (recorded on the page; not readable over the API)")
+    parser.add_argument("--label", help="write the page as docs/benchmarks/extraction_quality_live_LABEL.md (a live run)")
     args = parser.parse_args(argv)
     if args.rescore:
         return _rescore_main(args)
@@ -304,7 +315,7 @@ def _live_main(args: argparse.Namespace) -> int:
             per_note.append({
                 "note": relpath, "gold_set": folder.name, "status": result.status, "message": result.message,
                 "seconds": round(seconds, 1), "calls": result.calls, "chunks": result.chunks,
-                "tokens_per_s": result.eval_tokens_per_s, "prompt_tokens": result.prompt_tokens,
+                "tokens_per_s": result.eval_tokens_per_s, "prompt_tokens": result.prompt_tokens, "output_tokens": result.output_tokens,
                 "load_average": round(os.getloadavg()[0], 2), "warnings": result.warnings,
                 "raw": result.raw or {"entities": [], "relations": []}, "verified": result.to_dict(),
                 "downgraded": [r for r in result.relations if r["confidence"] != EXTRACTED],
@@ -316,8 +327,9 @@ def _live_main(args: argparse.Namespace) -> int:
                 _write_json(args, size, extractor.digest, per_note, time.perf_counter() - started)
         total = time.perf_counter() - started
 
-    state = f"{args.model} ({size} parameters, digest {str(extractor.digest)[:19]}) at {args.host}, keep_alive 0, fresh cache"
-    with record("extraction_quality", model_state=state):
+    state = (f"{args.model} ({size} parameters, digest {str(extractor.digest)[:19]}) at {args.host}, keep_alive 0, fresh cache; "
+             f"server threads: {args.server_threads or 'not stated (--server-threads)'}")
+    with record("extraction_quality" + (f"_live_{args.label}" if args.label else ""), model_state=state):
         print(f"model {state}; {len(notes)} gold notes")
         for folder in dict.fromkeys(f for f, _ in notes):
             answers = {n["note"]: n for n in per_note if n["gold_set"] == folder.name}
@@ -330,6 +342,7 @@ def _live_main(args: argparse.Namespace) -> int:
         loads = [n["load_average"] for n in per_note]
         print(f"\nall sets: seconds per note {total / max(1, len(notes)):.1f}; model calls per note {calls / max(1, len(notes)):.2f}; "
               f"prompt tokens per note {sum(n['prompt_tokens'] for n in per_note) / max(1, len(notes)):.0f}; "
+              f"output tokens per note {sum(n['output_tokens'] for n in per_note) / max(1, len(notes)):.0f}; "
               f"pending notes {pending}/{len(notes)}; output speed {sum(speeds) / len(speeds) if speeds else 0:.1f} tok/s; "
               f"1-min load average {min(loads, default=0):.1f}-{max(loads, default=0):.1f} on {os.cpu_count()} cores")
     if args.json:
@@ -340,7 +353,7 @@ def _live_main(args: argparse.Namespace) -> int:
 def _write_json(args: argparse.Namespace, size: str, digest: str | None, per_note: list, seconds: float) -> None:
     """All answers so far (rewritten after every note: a long run is never lost); --rescore reads it."""
     args.json.write_text(json.dumps({
-        "model": args.model, "host": args.host, "parameter_size": size, "digest": digest,
+        "model": args.model, "host": args.host, "parameter_size": size, "digest": digest, "server_threads": args.server_threads,
         "written": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "notes_done": len(per_note), "seconds_total": round(seconds, 1), "notes": per_note,
     }, indent=2), encoding="utf-8")

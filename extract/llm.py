@@ -9,8 +9,9 @@ and a time budget per note.
 What small models do, and what this module does about it (DESIGN.md section 5): they loop, repeating
 an item until ``num_predict``. Output tokens are what costs on a CPU, so the answer is read as it
 streams and the reader stops at the first repeated item, keeping the de-duplicated items before it;
-the chunk is re-asked (in two halves) only when nothing valid came back. Relations come first in
-the schema and entities are only the names no relation already gives. Only prose of about 8,000
+the chunk is re-asked (in two halves) only when nothing valid came back. The answer is compact:
+relations as ``[line, source, relation, target]`` and entities as ``[name, type]`` (short arrays, no
+keys), about half the output tokens of the same answer as objects with keys. Only prose of about 8,000
 characters and up is split, at headings. Fenced code, frontmatter and URLs never reach the prompt.
 The note is wrapped as untrusted data. Lines are numbered from 1 in each chunk, so what the model
 sees (and the cache key) does not move when the frontmatter or another section changes.
@@ -32,8 +33,8 @@ from .entities import canonical_name, is_pronoun
 from .llm_cache import LlmCache
 from .llm_prompt import (  # noqa: F401 (the pipeline's public names, re-exported)
     _PROMPT_SHA, ASCII_CHARS_PER_TOKEN, CONSECUTIVE_FAILURES_TO_STOP, ENTITY_TYPES, EXTRACTION_SCHEMA,
-    MAX_ENTITIES, MAX_LINE, MAX_NAME_CHARS, MAX_RELATIONS, MIN_SPLIT_LINES, NOTE_BUDGET_S, NUM_CTX,
-    NUM_PREDICT, OK, PENDING, PROMPT_VERSION, RELATIONS, SCHEMA_VERSION, SEED, SPLIT_CHARS, SYSTEM_PROMPT,
+    ENTITY_FIELDS, MAX_ENTITIES, MAX_LINE, MAX_NAME_CHARS, MAX_RELATIONS, MIN_SPLIT_LINES, NOTE_BUDGET_S, NUM_CTX,
+    NUM_PREDICT, OK, PENDING, PROMPT_VERSION, RELATION_FIELDS, RELATIONS, SCHEMA_VERSION, SEED, SPLIT_CHARS, SYSTEM_PROMPT,
     Chunk, NotePlan, _dedupe_entities, body_start, build_prompt, chunk_key, chunk_note, estimate_tokens,
     inert, largest_answer, link_targets, merge_answers, plan_note, prose_lines, request_options,
     split_chunk, token_budget, verify_answer,
@@ -46,7 +47,7 @@ class _Entity(pydantic.BaseModel):
 
 
 class _Relation(pydantic.BaseModel):
-    line: int
+    line: int | None = None
     source: Annotated[str, pydantic.StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
     relation: Literal[RELATIONS]  # type: ignore[valid-type]
     target: Annotated[str, pydantic.StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
@@ -69,6 +70,7 @@ class NoteLlmResult:
     cache_hit: bool = False
     eval_tokens_per_s: float | None = None
     prompt_tokens: int = 0
+    output_tokens: int = 0
     keys: list[str] = field(default_factory=list)
     model: str = ""
     digest: str = ""
@@ -250,6 +252,7 @@ class OllamaExtractor:
         base.status = OK
         base.entities, base.relations, base.raw = entities, relations, merged
         base.calls, base.chunks, base.prompt_tokens = stats["calls"], len(plan.chunks), stats["prompt_tokens"]
+        base.output_tokens = stats["output_tokens"]
         base.cache_hit = stats["calls"] == 0 and bool(plan.chunks)
         base.keys = [self.key(p) for p in plan.prompts]
         base.warnings = list(stats["warnings"])
@@ -319,11 +322,13 @@ class OllamaExtractor:
         invalid = 0
         stop = ""
         final = None
+        pieces = 0
         try:
             for part in parts:
                 if part.done:
                     final = part
                     break
+                pieces += 1
                 for key, raw_item in scanner.feed(part.message.content or "" if part.message else ""):
                     item = _valid_item(key, raw_item, len(chunk.lines))
                     if item is None:
@@ -342,6 +347,7 @@ class OllamaExtractor:
                     break
         finally:
             parts.close()  # stops the generation: Ollama cancels a request whose client went away
+        stats["output_tokens"] += final.eval_count or pieces if final is not None else pieces  # cut: one piece per token
         if final is not None:
             prompt_tokens = final.prompt_eval_count or 0
             stats["prompt_tokens"] += prompt_tokens
@@ -412,16 +418,21 @@ def verify_note(
 
 
 def new_stats() -> dict[str, Any]:
-    return {"calls": 0, "hits": 0, "prompt_tokens": 0, "eval_tokens": 0, "eval_ns": 0, "warnings": []}
+    return {"calls": 0, "hits": 0, "prompt_tokens": 0, "output_tokens": 0, "eval_tokens": 0, "eval_ns": 0, "warnings": []}
 
 
-def _valid_item(key: str, item: dict[str, Any], lines: int) -> dict[str, Any] | None:
+def _valid_item(key: str, item: Any, lines: int) -> dict[str, Any] | None:
+    """An answer item (``[line, source, relation, target]`` or ``[name, type]``) as a dict, or
+    None; a line outside the chunk becomes None (the verifier finds the line)."""
+    fields = {"relations": RELATION_FIELDS, "entities": ENTITY_FIELDS}.get(key)
+    if fields is None or not isinstance(item, list) or len(item) != len(fields):
+        return None
     try:
         if key == "relations":
-            rel = _Relation.model_validate(item)
-            return {"line": rel.line if 0 < rel.line <= lines else None, "source": rel.source, "relation": rel.relation, "target": rel.target}
+            rel = _Relation.model_validate(dict(zip(fields, item)))
+            return {"line": rel.line if rel.line is not None and 0 < rel.line <= lines else None, "source": rel.source, "relation": rel.relation, "target": rel.target}
         if key == "entities":
-            ent = _Entity.model_validate(item)
+            ent = _Entity.model_validate(dict(zip(fields, item)))
             return {"name": ent.name, "type": ent.type}
     except pydantic.ValidationError:
         return None

@@ -2,9 +2,10 @@
 
 A small model that loops repeats an item until ``num_predict``; output tokens are what costs on a
 CPU, so the reader stops at the first repeated item and keeps what came before. The answer's shape
-is fixed by the schema: one object whose values are arrays of flat objects. :class:`ItemScanner`
-tracks strings and nesting character by character and hands back each ``(array key, item)`` the
-moment its closing brace arrives; the text is never parsed twice.
+is fixed by the schema: one object whose values are arrays of flat items (short arrays such as
+``["Maria Chen", "works_on", "Acme"]``, or objects). :class:`ItemScanner` tracks strings and nesting
+character by character and hands back each ``(array key, item)`` the moment its closing bracket
+arrives; the text is never parsed twice.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ class ItemScanner:
         self.closed = False
         self.bad_items = 0
 
-    def feed(self, piece: str) -> list[tuple[str, dict[str, Any]]]:
-        done: list[tuple[str, dict[str, Any]]] = []
+    def feed(self, piece: str) -> list[tuple[str, Any]]:
+        done: list[tuple[str, Any]] = []
         self.text.append(piece)
         for char in piece:
             if self.item is not None:
@@ -53,24 +54,24 @@ class ItemScanner:
                 self.depth += 1
                 if char == "[" and self.depth == 2:
                     self.key = self.last_string
-                elif char == "{" and self.depth == 3:
-                    self.item = ["{"]
+                elif self.depth == 3:
+                    self.item = [char]
             elif char in "}]":
                 self.depth -= 1
-                if char == "}" and self.depth == 2 and self.item is not None:
+                if self.depth == 2 and self.item is not None:
                     done.extend(self._finish("".join(self.item)))
                     self.item = None
                 elif self.depth == 0:
                     self.closed = True
         return done
 
-    def _finish(self, raw: str) -> list[tuple[str, dict[str, Any]]]:
+    def _finish(self, raw: str) -> list[tuple[str, Any]]:
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
             self.bad_items += 1
             return []
-        if not isinstance(value, dict):
+        if not isinstance(value, (dict, list)):
             self.bad_items += 1
             return []
         return [(self.key, value)]

@@ -17,6 +17,9 @@ or on one of the 3 lines before (a pronoun)    INFERRED      0.5
 negated on the line ("not", "no longer", …)    AMBIGUOUS     0.2
 ends not found                                 AMBIGUOUS     0.3
 =============================================  ============  =====
+
+The model's answer cites no line (lines cost output tokens, and a small model cites the wrong one
+often): the first line that names both ends is then judged as if it were cited.
 """
 
 from __future__ import annotations
@@ -107,50 +110,72 @@ def verify_relation(
     forms_of: Callable[[str], set[str]],
     subject_forms: set[str],
 ) -> dict[str, Any]:
-    """A copy of ``rel`` with ``confidence``, ``score``, ``check`` (and maybe a corrected line or
-    direction). ``lines`` maps file line numbers to the raw prose lines of the note."""
-    out = dict(rel)
+    """A copy of ``rel`` with ``confidence``, ``score``, ``check`` and ``line`` (maybe a corrected
+    direction). ``lines`` maps file line numbers to the raw prose lines of the note. A relation
+    that cites no line (the model's answer does not carry one) is judged on the first line that
+    names both ends, as if the model had cited it."""
     s_forms, t_forms = forms_of(rel["source"]), forms_of(rel["target"])
     cited = rel.get("line")
-    text = lines.get(cited) if isinstance(cited, int) else None
-    ps = find_mention(s_forms, text) if text else None
-    pt = find_mention(t_forms, text) if text else None
+    if not isinstance(cited, int):
+        both = next((n for n in sorted(lines) if find_mention(s_forms, lines[n]) is not None and find_mention(t_forms, lines[n]) is not None), None)
+        if both is None:
+            return _elsewhere(rel, lines, s_forms, t_forms, subject_forms, found=False)
+        found = _on_line(rel, both, lines, s_forms, t_forms, subject_forms) or {}
+        return {**found, "check": found["check"].replace("the cited line", f"line {both}")}
+    on_line = _on_line(rel, cited, lines, s_forms, t_forms, subject_forms) if cited in lines else None
+    return on_line if on_line is not None else _elsewhere(rel, lines, s_forms, t_forms, subject_forms, found=True)
 
-    def verdict(confidence: str, score: float, check: str, flip: bool = False, line: int | None = cited) -> dict[str, Any]:
-        out.update(confidence=confidence, score=score, check=check, line=line)
-        if flip:
-            out["source"], out["target"] = rel["target"], rel["source"]
-        return out
 
+def _verdict(rel: dict[str, Any], confidence: str, score: float, check: str, line: int | None, flip: bool = False) -> dict[str, Any]:
+    out = {**rel, "confidence": confidence, "score": score, "check": check, "line": line}
+    if flip:
+        out["source"], out["target"] = rel["target"], rel["source"]
+    return out
+
+
+def _on_line(rel: dict[str, Any], number: int, lines: dict[int, str], s_forms: set[str], t_forms: set[str], subject_forms: set[str]) -> dict[str, Any] | None:
+    """The verdict when line ``number`` names both ends, or one end with the other the subject or
+    on one of the lines just before it (a pronoun); else None."""
+    text = lines[number]
+    ps, pt = find_mention(s_forms, text), find_mention(t_forms, text)
     if ps is not None and pt is not None:
-        return verdict(*_judge(rel, text or "", ps, pt))
-    if text is not None and (ps is not None or pt is not None):
-        missing = t_forms if ps is not None else s_forms
-        present_pos = ps if ps is not None else pt
-        window = [lines[n] for n in range(cited - PRONOUN_WINDOW, cited) if n in lines]
-        if missing & subject_forms or (_PRONOUN.search(match_key(text)) and any(find_mention(missing, w) is not None for w in window)):
-            if _negated(match_key(text), present_pos or 0):
-                return verdict(AMBIGUOUS, 0.2, "negated on the cited line")
-            if ps is None and rel["relation"] not in SYMMETRIC and _BY_BEFORE.search(match_key(text)[: pt or 0]):
-                return verdict(INFERRED, 0.5, "one end on the line, the other is the subject; reversed (passive voice)", flip=True)
-            return verdict(INFERRED, 0.5, "one end on the line, the other is the subject or nearby")
-    for number in sorted(lines):
-        line = lines[number]
-        ls, lt = find_mention(s_forms, line), find_mention(t_forms, line)
-        if ls is not None and lt is not None:
-            confidence, score, check, flip = _judge(rel, line, ls, lt)
-            if confidence == EXTRACTED:
-                return verdict(INFERRED, 0.7, "both ends on another line than cited", line=number)
-            return verdict(confidence, score, check + " (line corrected)", flip, line=number)
+        confidence, score, check, flip = _judge(rel, text, ps, pt)
+        return _verdict(rel, confidence, score, check, number, flip)
+    if ps is None and pt is None:
+        return None
+    missing = t_forms if ps is not None else s_forms
+    present_pos = ps if ps is not None else pt
+    window = [lines[n] for n in range(number - PRONOUN_WINDOW, number) if n in lines]
+    if not (missing & subject_forms or (_PRONOUN.search(match_key(text)) and any(find_mention(missing, w) is not None for w in window))):
+        return None
+    if _negated(match_key(text), present_pos or 0):
+        return _verdict(rel, AMBIGUOUS, 0.2, "negated on the cited line", number)
+    if ps is None and rel["relation"] not in SYMMETRIC and _BY_BEFORE.search(match_key(text)[: pt or 0]):
+        return _verdict(rel, INFERRED, 0.5, "one end on the line, the other is the subject; reversed (passive voice)", number, flip=True)
+    return _verdict(rel, INFERRED, 0.5, "one end on the line, the other is the subject or nearby", number)
+
+
+def _elsewhere(rel: dict[str, Any], lines: dict[int, str], s_forms: set[str], t_forms: set[str], subject_forms: set[str], found: bool) -> dict[str, Any]:
+    """The verdict from another line than the cited one (``found``: a line was cited)."""
+    cited = rel.get("line")
+    if found:
+        for number in sorted(lines):
+            line = lines[number]
+            ls, lt = find_mention(s_forms, line), find_mention(t_forms, line)
+            if ls is not None and lt is not None:
+                confidence, score, check, flip = _judge(rel, line, ls, lt)
+                if confidence == EXTRACTED:
+                    return _verdict(rel, INFERRED, 0.7, "both ends on another line than cited", number)
+                return _verdict(rel, confidence, score, check + " (line corrected)", number, flip)
     other = t_forms if s_forms & subject_forms else s_forms if t_forms & subject_forms else None
     if other is not None:
         for number in sorted(lines):
             position = find_mention(other, lines[number])
             if position is not None:
                 if _negated(match_key(lines[number]), position):
-                    return verdict(AMBIGUOUS, 0.2, "negated on another line than cited", line=number)
-                return verdict(INFERRED, 0.4, "one end on another line than cited, the other is the subject", line=number)
-    return verdict(AMBIGUOUS, 0.3, "ends not found on the cited line")
+                    return _verdict(rel, AMBIGUOUS, 0.2, "negated on another line than cited", number)
+                return _verdict(rel, INFERRED, 0.4, "one end on another line than cited, the other is the subject", number)
+    return _verdict(rel, AMBIGUOUS, 0.3, "ends not found on the cited line" if found else "ends not found on one line", cited if isinstance(cited, int) else None)
 
 
 def verify_entity(entity: dict[str, Any], lines: dict[int, str], forms: set[str]) -> dict[str, Any]:

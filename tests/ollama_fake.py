@@ -8,7 +8,10 @@ chunked) and not, ``done_reason``, token counts and durations, ``{"error": ...}`
 
 Answers come from fixture files in ``tests/fixtures/llm/*.json``: ``{"match": "<text in the note>"``
 (or a list of such markers, one per chunk of a long note),
-``"answer": {...}}`` (or ``"content"`` for a raw string). With ``"per_chunk": true`` only the items
+``"answer": {...}}`` (or ``"content"`` for a raw string). Fixture items are objects with named
+fields; like a model under a grammar, the server writes each one in the shape the request's
+``format`` schema asks: an array in the order of the schema's ``prefixItems`` (named by their
+``title``) when the items are arrays, fields it does not list left out. With ``"per_chunk": true`` only the items
 whose names appear in the request's chunk are returned, each relation citing the chunk line that
 names both ends, as a good model would. ``"loops_above_lines": N`` makes the model loop (repeat its
 first relation until ``num_predict``) whenever the chunk has more than N lines; ``"runaway": true``
@@ -166,25 +169,28 @@ class FakeOllama:
         return next((m for m in self.models if norm(m) == norm(name or "")), None)
 
     # the model -------------------------------------------------------------------------------
-    def answer_for(self, user: str) -> str:
+    def answer_for(self, user: str, fmt: Any = None) -> str:
         lines = {int(n): text for n, text in _NOTE_LINE.findall(user)}
+        shape = _shaper(fmt)
         for fixture in self.fixtures:
             markers = fixture["match"] if isinstance(fixture["match"], list) else [fixture["match"]]
             if not any(marker in user for marker in markers):
                 continue
             if fixture.get("runaway"):
-                return '{"relations": [{"line": 1, "source": "' + "Loopy " * 20000
+                opening = json.dumps(shape("relations", {"line": 1, "source": "@", "relation": "uses", "target": "y"})).split("@")[0]
+                return '{"relations": [' + opening + "Loopy " * 20000
             answer = fixture.get("answer")
             if fixture.get("per_chunk"):
                 answer = self._per_chunk(answer, lines)
             limit = fixture.get("loops_above_lines")
             if limit is not None and len(lines) > limit:
-                first = answer["relations"][0]
+                first = shape("relations", answer["relations"][0])
                 return '{"relations": [' + ", ".join([json.dumps(first)] * 400)
             if "content" in fixture:
                 return fixture["content"]
-            return json.dumps(answer)
-        return json.dumps(self._echo(lines) if self.echo else {"relations": [], "entities": []})
+            return json.dumps({key: [shape(key, item) for item in items] for key, items in answer.items()})
+        answer = self._echo(lines) if self.echo else {"relations": [], "entities": []}
+        return json.dumps({key: [shape(key, item) for item in items] for key, items in answer.items()})
 
     @staticmethod
     def _echo(lines: dict[int, str]) -> dict[str, Any]:
@@ -214,6 +220,22 @@ class FakeOllama:
 
     def tokens(self, text: str) -> int:
         return math.ceil(len(text) / self.chars_per_token)
+
+
+def _shaper(fmt: Any) -> Any:
+    """How the request's schema wants an item of each answer array written: a dict cut to the
+    schema's fields, or an array in ``prefixItems`` order (the fixtures' items are dicts)."""
+    props = fmt.get("properties", {}) if isinstance(fmt, dict) else {}
+
+    def shape(key: str, item: dict[str, Any]) -> Any:
+        items = (props.get(key) or {}).get("items") or {}
+        if "prefixItems" in items:
+            return [item.get(part.get("title")) for part in items["prefixItems"]]
+        if "properties" in items:
+            return {k: v for k, v in item.items() if k in items["properties"]}
+        return item
+
+    return shape
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -406,7 +428,7 @@ class _Handler(BaseHTTPRequestHandler):
         num_ctx = int(options.get("num_ctx") or 4096)
         if prompt_tokens >= num_ctx:
             prompt_tokens = num_ctx // 2
-        content = fake.answer_for(user)
+        content = fake.answer_for(user, fmt)
         self._entry.update(prompt_tokens=prompt_tokens, num_ctx=num_ctx, stream=bool(body.get("stream", True)))
         if fault == "badschema":
             content = json.dumps({"entities": "none", "relations": [{"from": "a"}]})

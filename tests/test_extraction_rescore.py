@@ -110,3 +110,27 @@ def test_no_model_scores_the_relations_the_structure_states(bench, tmp_path: Pat
     assert "NO MODEL" in out and "stated by structure (no model)" in out
     # typed relations: P 1.00, R 0.50, F1 0.67
     assert "1.00   0.50   0.67" in out
+
+
+def test_live_run_records_output_tokens_and_server_threads(bench, stored, tmp_path: Path, capsys, monkeypatch) -> None:
+    import sys
+
+    from ollama_fake import FakeOllama
+
+    _, gold = stored
+    pages = tmp_path / "docs" / "benchmarks"
+    monkeypatch.setattr(sys.modules["figures"], "PAGES", pages)
+    out_json = tmp_path / "live.json"
+    with FakeOllama(echo=True) as fake:
+        code = bench.main(["--host", fake.url, "--model", "qwen2.5:7b-instruct", "--gold", str(gold),
+                           "--server-threads", "2", "--label", "trial", "--json", str(out_json)])
+        fake.settle()
+        served = [e["eval_tokens"] for e in fake.log if e["path"] == "/api/chat"]
+    assert code == 0
+    doc = json.loads(out_json.read_text())
+    assert doc["server_threads"] == 2
+    assert [n["output_tokens"] for n in doc["notes"]] == served and all(served), "each note's output tokens are the server's eval_count"
+    out = capsys.readouterr().out
+    assert f"output tokens per note {sum(served) / len(served):.0f}" in out
+    page = (pages / "extraction_quality_live_trial.md").read_text()
+    assert "server threads: 2" in page and "out tok" in page

@@ -41,21 +41,24 @@ def test_request_is_the_documented_call(tmp_path: Path) -> None:
     assert list(schema["properties"]) == ["relations", "entities"], "relations first: entities are only the names they leave out"
     assert schema["properties"]["entities"]["maxItems"] == MAX_ENTITIES
     assert schema["properties"]["relations"]["maxItems"] == MAX_RELATIONS
-    assert schema["properties"]["entities"]["items"]["properties"]["type"]["enum"] == list(ENTITY_TYPES)
-    assert schema["properties"]["relations"]["items"]["properties"]["relation"]["enum"] == list(RELATIONS)
-    assert "line" in schema["properties"]["relations"]["items"]["required"]
+    relation, entity = (schema["properties"][k]["items"] for k in ("relations", "entities"))
+    assert [p["title"] for p in relation["prefixItems"]] == ["line", "source", "relation", "target"], "arrays, no keys: half the output tokens"
+    assert [p["title"] for p in entity["prefixItems"]] == ["name", "type"]
+    assert relation["minItems"] == relation["maxItems"] == 4 and entity["minItems"] == entity["maxItems"] == 2
+    assert relation["prefixItems"][2]["enum"] == list(RELATIONS) and entity["prefixItems"][1]["enum"] == list(ENTITY_TYPES)
     assert result.eval_tokens_per_s and result.eval_tokens_per_s > 0
+    assert result.output_tokens == fake.log[-1]["eval_tokens"] > 0, "output tokens are the server's eval_count"
 
 
 def test_num_predict_is_the_largest_legal_answer() -> None:
-    name = "x" * EXTRACTION_SCHEMA["properties"]["relations"]["items"]["properties"]["source"]["maxLength"]
-    relation = {"line": 9999, "source": name, "relation": "integrates_with", "target": name}
-    entity = {"name": name, "type": "organization"}
+    name = "x" * EXTRACTION_SCHEMA["properties"]["relations"]["items"]["prefixItems"][1]["maxLength"]
+    relation = [9999, name, "integrates_with", name]
+    entity = [name, "organization"]
     import json
 
     biggest = json.dumps({"relations": [relation] * MAX_RELATIONS, "entities": [entity] * MAX_ENTITIES})
     assert largest_answer(EXTRACTION_SCHEMA) == NUM_PREDICT == len(biggest)
-    assert len(SYSTEM_PROMPT) < 1000, "a short system prompt: the schema carries the format"
+    assert len(SYSTEM_PROMPT) < 1100, "a short system prompt: the schema carries the format (plus one compact example)"
 
 
 def test_prompt_delimits_note_and_leaves_out_code_frontmatter_urls(tmp_path: Path) -> None:
@@ -184,3 +187,16 @@ def test_fake_serves_one_chat_at_a_time_with_a_delay() -> None:
     assert elapsed >= 0.9 and fake.max_inflight == 3 and len(chats) == 3
     ends = sorted(r["t_end"] for r in chats)
     assert all(b - a >= 0.29 for a, b in zip(ends, ends[1:])), "answers come one delay apart"
+
+
+def test_stream_reader_hands_back_each_array_item_as_it_closes() -> None:
+    from extract.llm_stream import ItemScanner
+
+    text = '{"relations": [[1, "A \\"B\\" [x]", "uses", "C"], [2, "D", "owns", "E"]], "entities": [["A", "tool"]]}'
+    scanner = ItemScanner()
+    cut = text.index('[2, "D"') + 5
+    first = [item for char in text[:cut] for item in scanner.feed(char)]
+    assert first == [("relations", [1, 'A "B" [x]', "uses", "C"])], "a bracket inside a name does not close the item"
+    rest = scanner.feed(text[cut:])
+    assert rest == [("relations", [2, "D", "owns", "E"]), ("entities", ["A", "tool"])]
+    assert scanner.closed and scanner.whole()["entities"] == [["A", "tool"]]

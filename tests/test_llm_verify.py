@@ -8,7 +8,7 @@ from extract.verify import verify_extraction
 from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED
 
 
-def _check(lines: dict[int, str], source: str, relation: str, target: str, line: int, **kw) -> dict:
+def _check(lines: dict[int, str], source: str, relation: str, target: str, line: int | None, **kw) -> dict:
     _, rels = verify_extraction([], [{"source": source, "relation": relation, "target": target, "line": line}], lines, kw.get("aliases", {}), kw.get("subject", []))
     return rels[0]
 
@@ -31,6 +31,20 @@ def _check(lines: dict[int, str], source: str, relation: str, target: str, line:
 )
 def test_cited_line(text: str, source: str, relation: str, target: str, confidence: str) -> None:
     assert _check({3: text}, source, relation, target, 3)["confidence"] == confidence
+    found = _check({1: "Intro without names.", 3: text}, source, relation, target, None)
+    assert (found["confidence"], found["line"]) == (confidence, 3), "no line cited: the line naming both ends is judged the same"
+
+
+def test_no_cited_line_takes_the_first_line_naming_both_ends() -> None:
+    lines = {4: "Elasticsearch was replaced by OpenSearch.", 6: "search-service uses OpenSearch; Elasticsearch is gone."}
+    rel = _check(lines, "Elasticsearch", "replaces", "OpenSearch", None)
+    assert (rel["source"], rel["line"], rel["confidence"], rel["score"]) == ("OpenSearch", 4, INFERRED, 0.6)
+    rel = _check({2: "Intro.", 5: "Acme uses Webflow."}, "Acme", "uses", "Webflow", None)
+    assert (rel["confidence"], rel["score"], rel["line"], rel["check"]) == (EXTRACTED, 1.0, 5, "both ends on line 5")
+    subject = _check({2: "Deploys go through Jenkins."}, "payments-api", "uses", "Jenkins", None, subject=["payments-api"])
+    assert (subject["confidence"], subject["line"]) == (INFERRED, 2), "one end found, the other is the note's subject"
+    ghost = _check({2: "Acme uses Webflow."}, "Acme", "uses", "Drupal", None)
+    assert (ghost["confidence"], ghost["line"]) == (AMBIGUOUS, None)
 
 
 @pytest.mark.parametrize(
