@@ -85,6 +85,24 @@ def test_a_link_edit_is_patched_without_loading_other_notes(tmp_path: Path, monk
     assert _tables(vault) == _tables(tmp_path / "scratch")
 
 
+def test_a_link_edit_of_a_pending_note_is_patched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the model pass on and no server running (a new user's default) every note is pending;
+    a link edit is patched all the same (the quiet vault_bench found every such edit going down
+    the whole route)."""
+    monkeypatch.setenv("KG_OLLAMA", "on")
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    monkeypatch.setenv("KG_LLM_CACHE", str(tmp_path / "answers"))
+    vault = _built(tmp_path)
+    note = vault / "Note 6.md"
+    note.write_text(note.read_text() + "\nsee also [[Note 9]] and [[Nowhere yet]]\n")
+    with whole_route_loads() as loads:
+        run(vault_scope(vault), paths=[note])
+    graph = (vault / "kg-out" / "graph.json").read_bytes()
+    assert loads == [] and b'"id":"note:Note 6.md"' in graph and b'"status":"pending"' in graph
+    assert artifacts(vault) == scratch(vault, tmp_path)
+    assert _tables(vault) == _tables(tmp_path / "scratch")
+
+
 def test_a_removed_link_is_patched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = _built(tmp_path)
     note = vault / "Linker.md"

@@ -63,7 +63,7 @@ def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | 
     nodes = cache.load_nodes()
     last = cache.get_meta("graph", {}) or {}
     row = nodes.get(nid)
-    if row is None or row.get("status") != m.LIVE or any(row.get(k) != old.nodes[nid].get(k) for k in NOTE_PATCHABLE):  # type: ignore[union-attr]
+    if row is None or row.get("status") not in (m.LIVE, m.PENDING) or any(row.get(k) != old.nodes[nid].get(k) for k in NOTE_PATCHABLE):  # type: ignore[union-attr]
         return False
     patch = _resolved_again(run, rel, old, new, nodes, last)  # type: ignore[arg-type]
     if patch is None:
