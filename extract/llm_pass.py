@@ -123,7 +123,7 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
     from .llm_cache import LlmCache
 
     text = decode(data)
-    if s.digest is None and asks_the_model(text, s.num_ctx):  # a note with nothing to ask needs no
+    if s.digest is None and asks_the_model(text):  # a note with nothing to ask needs no
         return _stated_only(rel, data, _pending(rel, ext), m.PENDING)  # model: pending, an update would keep it so
     plan = plan_note(ext.meta.get("title") or Path(rel).stem, text, s.num_ctx)
     keys = [chunk_key(prompt, s.model, s.digest, s.options) for prompt in plan.prompts]

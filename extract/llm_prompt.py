@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 
@@ -164,12 +164,19 @@ def prose_lines(text: str, first_line: int = 1) -> tuple[dict[int, str], dict[in
     links are reduced to their text and inline tags to nothing. The raw lines are what
     verification reads (they keep wikilink targets, which are mentions too).
     """
-    lines = text.splitlines()
-    start = body_start(lines)
     raw: dict[int, str] = {}
     clean: dict[int, str] = {}
+    for number, line, cleaned in _prose(text, first_line):
+        raw[number] = line
+        clean[number] = cleaned
+    return raw, clean
+
+
+def _prose(text: str, first_line: int = 1) -> Iterator[tuple[int, str, str]]:
+    """(file line number, raw line, cleaned line) of each prose line, in order (see `prose_lines`)."""
+    lines = text.splitlines()
     in_fence = False
-    for index in range(start, len(lines)):
+    for index in range(body_start(lines), len(lines)):
         line = lines[index]
         if _FENCE.match(line):
             in_fence = not in_fence
@@ -186,12 +193,8 @@ def prose_lines(text: str, first_line: int = 1) -> tuple[dict[int, str], dict[in
         if "#" in cleaned:
             cleaned = _INLINE_TAG.sub("", cleaned)
         cleaned = _SPACES.sub(" ", cleaned.replace("`", "").replace("**", "")).strip()
-        if not cleaned:
-            continue
-        number = index + first_line
-        raw[number] = line
-        clean[number] = cleaned
-    return raw, clean
+        if cleaned:
+            yield index + first_line, line, cleaned
 
 
 def link_targets(raw: dict[int, str], chunk: Chunk) -> list[str]:
@@ -325,10 +328,11 @@ def token_budget(num_ctx: int) -> int:
     return num_ctx - request_options(num_ctx)["num_predict"] - estimate_tokens(SYSTEM_PROMPT) - 400
 
 
-def asks_the_model(text: str, num_ctx: int = NUM_CTX) -> bool:
-    """Whether `plan_note` would hold a prompt, without building one (prompts list name pairs,
-    which costs more than the rest of a note's extraction)."""
-    return bool(chunk_note(prose_lines(text)[1], SPLIT_CHARS, token_budget(num_ctx)))
+def asks_the_model(text: str) -> bool:
+    """Whether `plan_note` would hold a prompt, without building one: whether the note has a line
+    of prose (any prose makes at least one chunk). Read up to the first such line only: with no
+    model reachable, a cold build asks this of every note."""
+    return next(_prose(text), None) is not None
 
 
 def plan_note(title: str, text: str, num_ctx: int = NUM_CTX) -> NotePlan:

@@ -200,3 +200,19 @@ def test_stream_reader_hands_back_each_array_item_as_it_closes() -> None:
     rest = scanner.feed(text[cut:])
     assert rest == [("relations", [2, "D", "owns", "E"]), ("entities", ["A", "tool"])]
     assert scanner.closed and scanner.whole()["entities"] == [["A", "tool"]]
+
+
+def test_asking_whether_a_note_has_prose_agrees_with_planning_its_prompt() -> None:
+    """With no model reachable a cold build asks `asks_the_model` of every note and reads only up
+    to its first prose line; it must answer what planning the whole prompt would."""
+    from extract.llm_prompt import asks_the_model, plan_note
+
+    texts = [
+        "", "---\nsummary: only frontmatter\n---\n", "```\ncode only\n```\n", "<!-- a comment -->\n",
+        "---\n", "# \n", "  \n#only/tag\n", "see https://example.com", "[](http://a.b)", "[[Link]]\n",
+        "---\nsummary: s\n---\n```\nfenced\n```\nprose after the fence\n", "~~~\nunclosed fence\nstill code\n",
+        BASIC, long_note(),
+    ]
+    answers = [asks_the_model(t) for t in texts]
+    assert answers == [bool(plan_note("T", t).prompts) for t in texts]
+    assert answers.count(True) >= 4 and answers.count(False) >= 4, answers
