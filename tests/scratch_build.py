@@ -17,6 +17,30 @@ from vault_kg.scopes import vault_scope
 ARTIFACTS = ("graph.json", "GRAPH_REPORT.md", "brief.json")
 
 
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, config_file: bool = True) -> None:
+    """No graph.html, no model pass, a config of the test's own and no KG_VAULT. With
+    `config_file`, that config exists: a missing one is watched through its folder, which every
+    scratch build changes (and a changed dependency is never patched)."""
+    monkeypatch.setenv("KG_HTML", "off")
+    monkeypatch.setenv("KG_OLLAMA", "off")
+    monkeypatch.setenv("KG_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.delenv("KG_VAULT", raising=False)
+    if config_file:
+        (tmp_path / "config.toml").write_text("")
+
+
+def numbered_notes(root: Path, notes: int = 30) -> Path:
+    """A vault of `notes` notes, each with a summary, a tag, an alias, a link to another note, a
+    dangling link, an inline tag and two sections: what the patch tests edit."""
+    root.mkdir(parents=True)
+    for i in range(notes):
+        body = "\n".join(f"## Part {k}\ntext {k} of note {i}" for k in range(2))
+        (root / f"Note {i}.md").write_text(
+            f"---\nsummary: note {i}\ntags: [topic/t{i % 3}]\naliases: [n{i}]\n---\n[[Note {(i * 7 + 1) % notes}]] [[Missing {i % 4}]] #inline/t{i % 2}\n{body}\n"
+        )
+    return root
+
+
 def artifacts(vault: Path) -> dict[str, bytes]:
     """The vault's artifacts as they are on disk."""
     return {name: (vault / "kg-out" / name).read_bytes() for name in ARTIFACTS}

@@ -31,17 +31,14 @@ from vault_kg.engine import run
 from vault_kg.ranking import deferring_communities
 from vault_kg.scopes import vault_scope
 
-from scratch_build import artifacts, scratch
+from scratch_build import artifacts, isolated_env, scratch
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KG_HTML", "off")
-    monkeypatch.setenv("KG_OLLAMA", "off")
-    monkeypatch.setenv("KG_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.delenv("KG_VAULT", raising=False)
+    isolated_env(monkeypatch, tmp_path, config_file=False)
 
 
 def _vault(root: Path, notes: int = 60, seed: int = 5) -> Path:

@@ -15,25 +15,16 @@ from vault_kg import link_patch
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 
-from scratch_build import artifacts, scratch, whole_route_loads
+from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
 
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KG_HTML", "off")
-    monkeypatch.setenv("KG_OLLAMA", "off")
-    monkeypatch.setenv("KG_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.delenv("KG_VAULT", raising=False)
-    (tmp_path / "config.toml").write_text("")  # an existing config: its folder is not watched (see test_note_patch)
+    isolated_env(monkeypatch, tmp_path)
 
 
 def _vault(root: Path, notes: int = 30) -> Path:
-    root.mkdir(parents=True)
-    for i in range(notes):
-        body = "\n".join(f"## Part {k}\ntext {k} of note {i}" for k in range(2))
-        (root / f"Note {i}.md").write_text(
-            f"---\nsummary: note {i}\ntags: [topic/t{i % 3}]\naliases: [n{i}]\n---\n[[Note {(i * 7 + 1) % notes}]] [[Missing {i % 4}]] #inline/t{i % 2}\n{body}\n"
-        )
+    numbered_notes(root, notes)
     (root / "Headed.md").write_text("---\nsummary: has sections\n---\n# Headed\n\n## Alpha\nalpha text ^blk\n\n## Beta\nbeta text\n")
     (root / "Linker.md").write_text("---\nsummary: links by heading, block and alias\n---\n[[Headed#Beta]] [[Headed#^blk]] [[n3]] ![[Headed]]\n")
     return root

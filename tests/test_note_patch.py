@@ -18,7 +18,7 @@ from vault_kg.cache import ScopeCache
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 
-from scratch_build import artifacts, scratch, whole_route_loads
+from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "scipy", "igraph", "networkx", "typer", "click", "pydantic", "filelock")
@@ -26,23 +26,11 @@ HEAVY = ("numpy", "scipy", "igraph", "networkx", "typer", "click", "pydantic", "
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("KG_HTML", "off")
-    monkeypatch.setenv("KG_OLLAMA", "off")
-    monkeypatch.setenv("KG_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.delenv("KG_VAULT", raising=False)
-    # a config file that exists: a missing one is watched through its folder, which every
-    # scratch build below changes (and a changed dependency is never patched)
-    (tmp_path / "config.toml").write_text("")
+    isolated_env(monkeypatch, tmp_path)
 
 
 def _vault(root: Path, notes: int = 30) -> Path:
-    root.mkdir(parents=True)
-    for i in range(notes):
-        body = "\n".join(f"## Part {k}\ntext {k} of note {i}" for k in range(2))
-        (root / f"Note {i}.md").write_text(
-            f"---\nsummary: note {i}\ntags: [topic/t{i % 3}]\naliases: [n{i}]\n---\n[[Note {(i * 7 + 1) % notes}]] [[Missing {i % 4}]] #inline/t{i % 2}\n{body}\n"
-        )
-    return root
+    return numbered_notes(root, notes)
 
 
 def _built(tmp_path: Path) -> Path:
