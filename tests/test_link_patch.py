@@ -198,13 +198,13 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
     vault = _vault(tmp_path / "v")
     run(vault_scope(vault))
     patched: list[str] = []
-    original = link_patch._record
+    original = link_patch._record_note
 
     def counting(run_, new, last):  # type: ignore[no-untyped-def]
         patched.append(new.source)
         original(run_, new, last)
 
-    monkeypatch.setattr(link_patch, "_record", counting)
+    monkeypatch.setattr(link_patch, "_record_note", counting)
     rng = random.Random(18)
     targets = ["Note 3", "n17", "m17", "Missing 3", "other", "Headed#Beta", "Headed#Alpha", "Headed#^blk", "Linker", "Missing 2", "Nowhere", "Note 40", "Note 5", "Note 11", "n2"]
     edits = [

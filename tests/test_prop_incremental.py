@@ -43,7 +43,7 @@ from wikilink_oracle import differences, expected_edges, graph_edges
 from vault_kg import cluster_job
 from vault_kg.engine import run
 from vault_kg.projects import add_project
-from vault_kg.ranking import deferring_communities
+from vault_kg.ranking import deferring_whole_graph
 from vault_kg.scopes import Scope, project_scope, vault_scope
 
 FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # fsync-free: tests logic, not the disk
@@ -92,7 +92,7 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
         touched = apply_op(world, op, side, random.Random(seed))
     scope, other = (vs, cs) if side == "vault" else (cs, vs)
     if MODES[mode] == "hook":  # what PostToolUse does, then what its background job does
-        with deferring_communities():
+        with deferring_whole_graph():
             run(scope, paths=update_args(scope, touched, mode))
         assert cluster_job.settle(scope), f"the background clustering did not settle after {step}"
     else:

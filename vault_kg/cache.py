@@ -493,6 +493,18 @@ class ScopeCache:
         data, digest = _node_data(attrs)
         self.con.execute("UPDATE nodes SET data=?, h=? WHERE id=?", (data.decode(), digest, nid))
 
+    def ranks_of(self, ids: list[str]) -> dict[str, tuple[float, int | None]]:
+        """Rank and community of each of these nodes that has a row."""
+        found: dict[str, tuple[float, int | None]] = {}
+        for nid in ids:
+            for rank, community in self.con.execute("SELECT rank, community FROM nodes WHERE id=?", (nid,)):
+                found[nid] = (rank, community)
+        return found
+
+    def put_ranks(self, ranks: dict[str, tuple[float, int | None]]) -> None:
+        """Set these nodes' rank and community columns (rows `sync_graph` just replaced)."""
+        self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", [(*value, nid) for nid, value in ranks.items()])
+
     def sync_ranks(self, nodes: dict[str, dict[str, Any]]) -> None:
         """Rank and community columns, once known (after `sync_graph`): only the rows that moved."""
         old = {nid: (rank, community) for nid, rank, community in self.con.execute("SELECT id, rank, community FROM nodes")}

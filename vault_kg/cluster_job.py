@@ -1,7 +1,9 @@
 """Leiden in the background, after a hook left a scope's communities describing an earlier graph.
 
-The hook's update (inside `ranking.deferring_communities()`) writes graph.json with fresh ranks
-and provisional communities, and calls `launch`. This detached, low-priority process clusters a
+The hook's update (inside `ranking.deferring_whole_graph()`) either writes graph.json with fresh
+ranks and provisional communities, or (a one-note link patch) leaves ranks and artifacts owed
+(`vault_kg.owed`), and calls `launch`. This job first finishes what is owed, under the scope's
+lock, through an update that works from the cache alone. It then clusters a
 snapshot of the committed graph (read-only, without the scope's lock, so the agent's next edit
 never waits for Leiden), installs the answer in the cache if the graph is still the one it
 clustered, and then runs a short update that writes the artifacts with it. If another edit
@@ -44,8 +46,8 @@ def running(out: Path) -> bool:
 
 
 def after_run(scope: Scope, result: Any) -> None:
-    """Start the background clustering when this run deferred it."""
-    if result.extra.get("communities") == "deferred":
+    """Start the background job when this run deferred the clustering or a link patch's ranks."""
+    if result.extra.get("communities") == "deferred" or result.extra.get("whole_graph") == "deferred":
         launch(scope)
 
 
@@ -98,6 +100,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
     """Store the clustering if the cache still holds the graph it was computed on."""
     from .core import store
     from .cache import ScopeCache
+    from .owed import OWED, owed_owners
     from .ranking import BLOB, unpack
 
     cache = ScopeCache(store.Layout(out).cache_db)
@@ -106,10 +109,11 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
             return False
         cache.begin()
         last = unpack(cache.get_blob(BLOB))
-        if last is None or last[0] != digest:
+        if last is None or last[0] != digest or owed_owners(cache) is not None:
             cache.rollback()
             return False
         cache.put_blob(BLOB, (digest, ranks, assignment, communities, digest))
+        cache.set_meta(OWED, {"owners": []})  # the artifacts: written by the short update that follows (`owed.finish`)
         cache.commit()
         return True
     finally:
@@ -117,14 +121,20 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
 
 
 def settle(scope: Scope) -> bool:
-    """Cluster the scope's current graph and write it out; True when its communities are current."""
+    """Finish what the hook deferred, cluster the scope's current graph and write it out; True
+    when its ranks, communities and artifacts describe the graph the cache holds."""
     from . import rank
     from .engine import run
     from .ranking import deferring_communities
 
     for _ in range(ROUNDS):
+        if owed(scope.out):
+            with deferring_communities():  # ranks and artifacts of the graph a hook's link patch stored (`owed.finish`)
+                run(scope, paths=[])
         found = snapshot(scope.out)
         if found is None:
+            if owed(scope.out):
+                continue  # an edit deferred more meanwhile
             return True
         digest, nodes, table, ranks = found
         assignment, communities = rank.communities(nodes, table, ranks)
@@ -132,9 +142,28 @@ def settle(scope: Scope) -> bool:
             continue
         with deferring_communities():  # an edit that landed meanwhile is clustered next round
             result = run(scope, paths=[])
-        if result.extra.get("communities") != "deferred":
+        if result.extra.get("communities") != "deferred" and not owed(scope.out):
             return True
     return False
+
+
+def owed(out: Path) -> bool:
+    """Whether a hook left ranks and artifacts behind the graph in `out`'s cache (`vault_kg.owed`)."""
+    import orjson
+
+    from .cache import connect
+    from .core import store
+    from .owed import OWED
+
+    db = store.Layout(out).cache_db
+    if not db.is_file():
+        return False
+    con = connect(db, readonly=True)
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key=?", (OWED,)).fetchone()
+    finally:
+        con.close()
+    return row is not None and orjson.loads(row[0]) is not None
 
 
 def main(argv: list[str]) -> None:
@@ -160,5 +189,8 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    from .job_usage import reported
+
     os.nice(10)  # a background nicety: the agent's next hook must not wait on it
-    main(sys.argv[1:])
+    with reported("communities"):
+        main(sys.argv[1:])

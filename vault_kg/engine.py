@@ -1,6 +1,6 @@
 """The one build/update route: a flat list of stages over one `Run` (`STAGES`, at the end of this file).
 
-scan (stat fast path) → patch one note (a prose edit ends here) → extract changes → enrich → resolve →
+scan (stat fast path) → finish what a hook deferred (`owed`) → patch one note (a prose edit ends here) → extract changes → enrich → resolve →
 assemble → post_assembly (anchors) → rank → write artifacts → record. `kg build`, `kg update`, `kg update PATH`, the hooks and the MCP
 server all come through `run()`.
 The graph is always the fold of the cached extractions of the files that exist now (plus what
@@ -37,6 +37,7 @@ from .core.safe_read import display_name, valid_name
 from .extract_pool import Read, extracted, read_source, worker_count
 from .run_result import RunResult, fill_counts as _fill_counts
 from .scopes import Scope
+from .owed import OWED, finish as finish_owed, owed_owners
 from .up_to_date import SWEPT, artifacts_current as _artifacts_current, deps_changed, pass_modules, record_artifacts as _record_artifacts
 
 Progress = Callable[[str, int, int], None]
@@ -351,7 +352,11 @@ def rank_nodes(run: Run) -> None:
     cache, nodes, groups, kept = run.cache, run.nodes, run.edges_by_owner, run.kept
     owners = groups.owners()
     fresh = groups.live
-    table = rank.patched(kept.table, nodes, owners, fresh) if kept is not None else None
+    owed = owed_owners(cache)  # a hook's link patches stored these owners' rows but not in the table (`vault_kg.owed`)
+    if owed is not None:
+        cache.set_meta(OWED, None)
+    behind = {owner: groups.group(owner) for owner in owed or () if owner in groups and owner not in fresh}
+    table = rank.patched(kept.table, nodes, owners, {**behind, **fresh}) if kept is not None else None
     if table is None:
         table = rank.edge_table(nodes, {owner: groups.group(owner) for owner in owners})
     cache.put_table(table)
@@ -413,7 +418,7 @@ def record(run: Run) -> None:
 
 Stage = Callable[[Run], None]
 # The one route, in order. A stage that finds nothing left to do sets `run.done`, and the rest is skipped.
-STAGES: tuple[Stage, ...] = (scan, patch_one_note, extract, enrich, resolve, assemble, post_assembly, rank_nodes, write_artifacts, record)
+STAGES: tuple[Stage, ...] = (scan, finish_owed, patch_one_note, extract, enrich, resolve, assemble, post_assembly, rank_nodes, write_artifacts, record)
 
 
 def _resolve(

@@ -74,5 +74,8 @@ def render_later(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    from .job_usage import reported
+
     os.nice(10)  # a background nicety: the updates and hooks that follow must not wait on it
-    render_now(Path(sys.argv[1]))
+    with reported("graph.html"):
+        render_now(Path(sys.argv[1]))

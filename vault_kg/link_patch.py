@@ -36,6 +36,8 @@ import orjson
 
 from .core import model as m
 from .groups import OwnerGroups
+from . import owed
+from .ranking import whole_graph_deferred
 from .alias_patch import ALIAS_META, alias_readers
 from .tag_patch import TAG_META, patch_tags, tag_ids
 
@@ -48,7 +50,6 @@ DERIVED_RELATIONS = (m.HAS_SECTION, m.TAG_PARENT)  # what vault resolution deriv
 PATCHABLE = ("end_line", "summary")  # the note node's attributes the whole route would take from the new extraction, unchecked
 NOTE_PATCHABLE = (*PATCHABLE, "tags", "aliases")  # ... and the tags (`tag_patch` follows their nodes) and aliases (`alias_readers`)
 FREE_META = ("size", "summary")
-STANDARD_ATTRS = {"scope", "kind", "root", "schema_version", "built_with", "god_nodes", "communities", "counts", "skipped", "quarantined", "stamp"}
 
 
 def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | None, new: m.Extraction) -> bool:
@@ -262,23 +263,22 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
     run.edges_by_owner = OwnerGroups(groups, kept.groups, encoded)
     result.extracted, result.sources = [rel], last["counts"]["sources"]
     result.extra["rederived_owners"] = len(groups)
-    result.extra["graph_attrs"] = {k: v for k, v in last.items() if k not in STANDARD_ATTRS}  # what the passes added
+    result.extra["graph_attrs"] = owed.pass_attrs(last)
+    if whole_graph_deferred():
+        owed.defer(run, groups, kept.groups, last)
+        _record_note(run, new, last)
+        return
     rank_nodes(run)
     write_artifacts(run)
-    _record(run, new, last)
+    _record_note(run, new, last)
+    owed.record(run)
 
 
-def _record(run: Run, new: m.Extraction, last: dict[str, Any]) -> None:
-    """`engine.record` for one changed note: its search text and warnings, the graph's counts."""
-    from .engine import _record_artifacts, _update_docs
+def _record_note(run: Run, new: m.Extraction, last: dict[str, Any]) -> None:
+    """`engine.record` for one changed note: its search text and warnings."""
+    from .engine import _update_docs
 
-    cache, result, data, rel = run.cache, run.result, run.data, new.source
-    _update_docs(cache, run.adapter, {rel: new}, [rel], [], False)
-    result.warnings.extend(i["message"] for i in last.get("anchor_issues", []) if i.get("source") == rel)
-    result.warnings.extend(new.warnings)
-    result.quarantined = [tuple(q) for q in data["graph"].get("quarantined", [])]
-    _record_artifacts(run.layout, cache, result.graph_digest)
-    cache.set_meta("graph", data["graph"])
-    result.nodes, result.edges = len(data["nodes"]), data["graph"]["counts"]["edges"]
-    result.pending = data["graph"]["counts"].get("pending", 0)
-    run.done = True
+    rel = new.source
+    _update_docs(run.cache, run.adapter, {rel: new}, [rel], [], False)
+    run.result.warnings.extend(i["message"] for i in last.get("anchor_issues", []) if i.get("source") == rel)
+    run.result.warnings.extend(new.warnings)

@@ -111,14 +111,18 @@ def _candidate(run: Run) -> str | None:
 
 
 def _clustering_pending(run: Run) -> bool:
-    """Whether the one thing the last run left to do is the clustering a hook deferred (`ranking`):
-    the link patch ranks again as the whole route would, the prose patch (which keeps the last
-    ranks and communities) may not run. No pass asks for another run today (`retry`)."""
+    """Whether the one thing the last run left to do is what a hook deferred: the clustering
+    (`ranking`), or a link patch's ranks and artifacts (`owed`). The link patch ranks again as the
+    whole route would (or defers again), the prose patch (which keeps the last ranks and
+    communities) may not run. No pass asks for another run today (`retry`)."""
     from .engine import deps_changed
+    from .owed import owed_owners
     from .ranking import BLOB, unpack
 
     if not run.artifacts_ok or run.rebuild_all or not run.cache.get_meta("retry", False) or deps_changed(run.cache.get_meta("deps", {}) or {}):
         return False
+    if owed_owners(run.cache) is not None:
+        return True
     last = unpack(run.cache.get_blob(BLOB))
     return last is not None and last[0] != last[4]
 

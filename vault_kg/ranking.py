@@ -5,11 +5,14 @@ would be most of the hook. So:
 
 - when nothing ranking reads has changed (`rank.ranking_digest`: node kinds, statuses, labels,
   sources, and the weighted edge table), the last answer is reused as it is;
-- otherwise PageRank runs; Leiden runs too, except inside `deferring_communities()` (what the
-  PostToolUse hook uses): there the nodes keep the communities of the last clustering (new nodes
+- otherwise PageRank runs; Leiden runs too, except inside `deferring_communities()` (the hooks
+  and their background job): there the nodes keep the communities of the last clustering (new nodes
   get none), the community table is recomputed over the current graph, the cache asks the next
   update to run again (`retry`), and `vault_kg.cluster_job` clusters in the background and
-  installs the result through a short update.
+  installs the result through a short update;
+- inside `deferring_whole_graph()` (the PostToolUse hook), a one-note link patch does not rank at
+  all: it stores the edit in the query tables and leaves PageRank, the edge table and the
+  artifacts to the same background job (`vault_kg.owed`).
 
 graph.json says which graph each part describes: `graph.stamp = {"graph": <digest of this
 graph>, "communities": <digest of the graph the communities were computed on>}`. The two are
@@ -26,17 +29,33 @@ from typing import Any, Iterator
 from . import rank
 
 BLOB = "ranking"  # (digest, ranks, assignment, communities, digest the communities describe)
-_DEFER: ContextVar[bool] = ContextVar("kg_defer_communities", default=False)
+COMMUNITIES, WHOLE_GRAPH = "communities", "whole graph"
+_DEFER: ContextVar[str] = ContextVar("kg_defer", default="")
 
 
 @contextmanager
 def deferring_communities() -> Iterator[None]:
     """Runs inside this block leave clustering to the background (see the module docstring)."""
-    token = _DEFER.set(True)
+    token = _DEFER.set(COMMUNITIES)
     try:
         yield
     finally:
         _DEFER.reset(token)
+
+
+@contextmanager
+def deferring_whole_graph() -> Iterator[None]:
+    """What the PostToolUse hook uses: clustering left to the background, and a link patch's
+    ranks and artifacts too (`vault_kg.owed`)."""
+    token = _DEFER.set(WHOLE_GRAPH)
+    try:
+        yield
+    finally:
+        _DEFER.reset(token)
+
+
+def whole_graph_deferred() -> bool:
+    return _DEFER.get() == WHOLE_GRAPH
 
 
 def unpack(last: Any) -> tuple[str, dict[str, float], dict[str, int], list[dict[str, Any]], str] | None:
@@ -51,7 +70,7 @@ def rank_graph(cache: Any, nodes: dict[str, dict[str, Any]], table: rank.EdgeTab
     """Ranks, node → community, and the community table for this run's graph (see above)."""
     digest = rank.ranking_digest(nodes, table)
     last = unpack(cache.get_blob(BLOB))
-    defer = _DEFER.get() and last is not None
+    defer = bool(_DEFER.get()) and last is not None
     if last is not None and last[0] == digest:
         ranks, assignment, communities, of = last[1], last[2], last[3], last[4]
         result.extra["ranking"] = "reused"

@@ -21,8 +21,9 @@ def update_scope(
     """Re-extract what changed in `scope` (or only `paths`) and wake the model worker if notes are pending.
 
     A `long_lived` caller (the MCP server) starts the worker at once; a command's worker waits
-    for the command to exit. `defer_communities` (the hooks) keeps Leiden off the caller's path:
-    a detached job clusters afterwards (`vault_kg.ranking`, `vault_kg.cluster_job`). Returns the
+    for the command to exit. `defer_communities` (the PostToolUse hook) keeps Leiden off the caller's
+    path, and a one-note link patch's ranks and artifacts too: a detached job does them afterwards
+    (`vault_kg.ranking`, `vault_kg.owed`, `vault_kg.cluster_job`). Returns the
     engine's RunResult.
     """
     from .core.config import load_config
@@ -31,9 +32,9 @@ def update_scope(
 
     if defer_communities:
         from . import cluster_job
-        from .ranking import deferring_communities
+        from .ranking import deferring_whole_graph
 
-        with deferring_communities():
+        with deferring_whole_graph():
             result = run(scope, paths=paths, force=force)
         cluster_job.after_run(scope, result)
     else:
