@@ -191,10 +191,16 @@ def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> N
     assert _tables(vault) == _tables(tmp_path / "scratch")
 
 
-def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("hook", [False, True])
+def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: bool) -> None:
     """Links added, removed and retargeted at random (to notes, aliases, sections, blocks,
     dangling targets), tags added, nested, renamed and dropped, mixed with prose edits, each
-    compared with a fresh build (artifacts and query tables)."""
+    compared with a fresh build (artifacts and query tables). `hook`: as the PostToolUse hook
+    runs them (ranks and artifacts deferred, `vault_kg.owed`), with its background job run after
+    every third edit, before the comparison."""
+    from vault_kg import cluster_job
+    from vault_kg.ranking import deferring_whole_graph
+
     vault = _vault(tmp_path / "v")
     run(vault_scope(vault))
     patched: list[str] = []
@@ -225,7 +231,14 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
     for step in range(30):
         note = rng.choice(notes)
         note.write_text(rng.choice(edits)(note.read_text()))
-        run(vault_scope(vault), paths=[note])
+        if hook:  # two edits in three land before the job runs: deferred work piles up
+            with deferring_whole_graph():
+                run(vault_scope(vault), paths=[note])
+            if step % 3 != 2:
+                continue
+            assert cluster_job.settle(vault_scope(vault))
+        else:
+            run(vault_scope(vault), paths=[note])
         assert artifacts(vault) == scratch(vault, tmp_path), f"step {step}: {note.name}"
         assert _tables(vault) == _tables(tmp_path / "scratch"), f"step {step}: {note.name}"
     assert len(patched) >= 18, patched  # 25 of the 30 steps with this seed

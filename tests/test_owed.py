@@ -179,3 +179,31 @@ def test_a_hook_with_nothing_to_read_leaves_the_owed_work_to_the_job(tmp_path: P
     assert result.nodes > 0
     assert cluster_job.settle(vault_scope(vault))
     assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def test_the_hooks_background_job_finishes_the_work_and_says_what_it_cost(tmp_path: Path) -> None:
+    """A real `kg hook post-tool-use` process: graph.json first shows the last graph, then the
+    detached job writes the edited one and logs its own wall and CPU time (what benches count)."""
+    import json
+    import time
+
+    from vault_kg.job_usage import jobs_in
+
+    vault = _built(tmp_path)
+    before = artifacts(vault)
+    (tmp_path / "config.toml").write_text(f'vault = "{vault}"\n[projects]\n')
+    env = {k: v for k, v in os.environ.items() if k != "KG_VAULT"}
+    note = vault / "Note 11.md"
+    note.write_text(note.read_text() + "\nsee [[Note 13]]\n")
+    payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
+    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    log = vault / "kg-out" / "communities.log"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (jobs_in(log) and not cluster_job.running(vault / "kg-out")):
+        time.sleep(0.2)
+    jobs = jobs_in(log)
+    assert [name for name, _, _ in jobs] == ["communities"] and jobs[0][1] > 0 and jobs[0][2] > 0, log.read_text()
+    assert _owed(vault) is None
+    after = artifacts(vault)
+    assert after != before and after == scratch(vault, tmp_path)

@@ -19,7 +19,7 @@ import sqlite3
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Callable, Iterable, Iterator
 
 import orjson
@@ -66,6 +66,90 @@ class Kept:
     derived: dict[str, str]
     touched: list[str]
     table: Any
+
+
+class StoredGroups(Mapping[str, bytes]):
+    """Each owner's stored edge group, read from the cache when asked for (`load_kept(lazy=True)`)."""
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+        self.owners = [owner for (owner,) in con.execute("SELECT owner FROM groups")]
+        self.known = set(self.owners)
+
+    def __getitem__(self, owner: str) -> bytes:
+        row = self.con.execute("SELECT data FROM groups WHERE owner=?", (owner,)).fetchone() if owner in self.known else None
+        if row is None:
+            raise KeyError(owner)
+        return row[0]
+
+    def __contains__(self, owner: object) -> bool:
+        return owner in self.known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.owners)
+
+    def __len__(self) -> int:
+        return len(self.owners)
+
+
+class NodeRows(MutableMapping[str, dict[str, Any]]):
+    """Every node's attributes as the last run wrote them (without rank and community), each row
+    decoded when first read (`load_nodes(lazy=True)`): a hook's link patch reads a few rows, the
+    tag nodes (`of_kind`) and every note's aliases (`note_aliases`), never the rest."""
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+        self.kinds: dict[str, str | None] = dict(con.execute("SELECT id, kind FROM nodes"))
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, nid: str) -> dict[str, Any]:
+        if nid not in self.rows:
+            row = self.con.execute("SELECT data FROM nodes WHERE id=?", (nid,)).fetchone() if nid in self.kinds else None
+            if row is None:
+                raise KeyError(nid)
+            self.rows[nid] = orjson.loads(row[0])
+        return self.rows[nid]
+
+    def __setitem__(self, nid: str, attrs: dict[str, Any]) -> None:
+        self.kinds[nid] = attrs.get("kind")
+        self.rows[nid] = attrs
+
+    def __delitem__(self, nid: str) -> None:
+        del self.kinds[nid]
+        self.rows.pop(nid, None)
+
+    def __contains__(self, nid: object) -> bool:
+        return nid in self.kinds
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.kinds))
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def of_kind(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {nid: self[nid] for nid, k in list(self.kinds.items()) if k == kind}
+
+    def note_aliases(self) -> Iterator[tuple[str, str, list[str]]]:
+        """(node id, source, aliases) of every note node as stored, read by SQLite without decoding the rows."""
+        seen = set()
+        for nid, source, aliases in self.con.execute("SELECT id, source, json_extract(data, '$.aliases') FROM nodes WHERE kind='note'"):
+            seen.add(nid)
+            if nid in self.rows:
+                attrs = self.rows[nid]
+                yield nid, attrs.get("source"), attrs.get("aliases") or []
+            elif nid in self.kinds:
+                yield nid, source, orjson.loads(aliases) if aliases else []
+        for nid, attrs in list(self.rows.items()):
+            if nid not in seen and attrs.get("kind") == "note":
+                yield nid, attrs.get("source"), attrs.get("aliases") or []
+
+
+def nodes_of_kind(nodes: Mapping[str, dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    """The nodes of one kind, from a `NodeRows` without decoding the others."""
+    if isinstance(nodes, NodeRows):
+        return nodes.of_kind(kind)
+    return {nid: attrs for nid, attrs in nodes.items() if attrs.get("kind") == kind}
 
 
 class Deferred(Sequence):
@@ -385,15 +469,21 @@ class ScopeCache:
         self.con.executemany("INSERT INTO docs(node_id, owner, label, aliases, summary, body) VALUES (?,?,?,?,?,?)", docs)
 
     # kept groups (incremental assembly) -------------------------------------------------------
-    def load_kept(self) -> Kept | None:
-        """The last run's groups, digests and edge table; None when any part is missing."""
+    def load_kept(self, lazy: bool = False) -> Kept | None:
+        """The last run's groups, digests and edge table; None when any part is missing.
+
+        `lazy` (a hook's link patch, which reads a few groups and never ranks): the groups are
+        read one by one when asked for, and the table is not decoded (None)."""
         from .rank import EdgeTable
 
-        blobs = dict(self.con.execute("SELECT key, value FROM blobs WHERE key IN ('table', 'kept')"))
+        blobs = dict(self.con.execute("SELECT key, length(value) FROM blobs WHERE key IN ('table', 'kept')"))
         if "table" not in blobs or "kept" not in blobs:
             return None
-        derived, touched = marshal.loads(blobs["kept"])
-        return Kept(dict(self.con.execute("SELECT owner, data FROM groups")), derived, touched, EdgeTable.from_bytes(blobs["table"]))
+        derived, touched = marshal.loads(self.con.execute("SELECT value FROM blobs WHERE key='kept'").fetchone()[0])
+        if lazy:
+            return Kept(StoredGroups(self.con), derived, touched, None)
+        table = self.con.execute("SELECT value FROM blobs WHERE key='table'").fetchone()[0]
+        return Kept(dict(self.con.execute("SELECT owner, data FROM groups")), derived, touched, EdgeTable.from_bytes(table))
 
     def put_groups(self, groups: dict[str, bytes], clear: bool, gone: Iterable[str]) -> None:
         if clear:
@@ -474,9 +564,12 @@ class ScopeCache:
         row = self.con.execute("SELECT data, rank, community FROM nodes WHERE id=?", (nid,)).fetchone()
         return None if row is None else (orjson.loads(row[0]), row[1], row[2])
 
-    def load_nodes(self) -> dict[str, dict[str, Any]]:
+    def load_nodes(self, lazy: bool = False) -> dict[str, dict[str, Any]] | NodeRows:
         """Every node's attributes as the last run left them (without rank and community): the
-        assembled graph a one-note link patch starts from (`vault_kg.link_patch`)."""
+        assembled graph a one-note link patch starts from (`vault_kg.link_patch`); `lazy`: rows
+        decoded when read (`NodeRows`)."""
+        if lazy:
+            return NodeRows(self.con)
         loads = orjson.loads
         return {nid: loads(data) for nid, data in self.con.execute("SELECT id, data FROM nodes")}
 

@@ -37,6 +37,7 @@ import orjson
 from .core import model as m
 from .groups import OwnerGroups
 from . import owed
+from .cache import NodeRows
 from .ranking import whole_graph_deferred
 from .alias_patch import ALIAS_META, alias_readers
 from .tag_patch import TAG_META, patch_tags, tag_ids
@@ -58,10 +59,10 @@ def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | 
     if not _patchable_edit(old, new, nid):
         return False
     cache = run.cache
-    kept = cache.load_kept()
+    kept = cache.load_kept(lazy=whole_graph_deferred())
     if kept is None or kept.touched:
         return False  # passes add edges to some owners after assembly; the whole route redoes them
-    nodes = cache.load_nodes()
+    nodes = cache.load_nodes(lazy=whole_graph_deferred())
     last = cache.get_meta("graph", {}) or {}
     row = nodes.get(nid)
     if row is None or row.get("status") not in (m.LIVE, m.PENDING) or any(row.get(k) != old.nodes[nid].get(k) for k in NOTE_PATCHABLE):  # type: ignore[union-attr]
@@ -209,13 +210,15 @@ def _groups(patch: Patch, kept: dict[str, bytes], nodes: dict[str, dict[str, Any
     return groups
 
 
-def _notes_and_aliases(nodes: dict[str, dict[str, Any]]) -> Iterator[tuple[str, list[str]]]:
+def _notes_and_aliases(nodes: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, list[str]]]:
     """Each note's path and aliases, from its node (what `NoteIndex` reads from its extraction)."""
-    for nid, attrs in nodes.items():
-        if attrs.get("kind") == m.NOTE:
-            source = attrs.get("source")
-            if source and nid == m.note_id(source):
-                yield source, attrs.get("aliases") or []
+    if isinstance(nodes, NodeRows):
+        found: Iterator[tuple[str, Any, list[str]]] = nodes.note_aliases()
+    else:
+        found = ((nid, attrs.get("source"), attrs.get("aliases") or []) for nid, attrs in nodes.items() if attrs.get("kind") == m.NOTE)
+    for nid, source, aliases in found:
+        if source and nid == m.note_id(source):
+            yield source, aliases
 
 
 class _Extractions(Mapping[str, m.Extraction]):
@@ -251,6 +254,7 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
     from .engine import rank_nodes, write_artifacts
 
     cache, result = run.cache, run.result
+    more_edges = sum(len(edges) - (len(orjson.loads(kept.groups[owner])) if owner in kept.groups else 0) for owner, edges in groups.items())
     cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
     cache.put_resolutions(sorted(patch.resolved.items()))
     encoded = {owner: encode_group(edges) for owner, edges in groups.items() if edges}
@@ -260,14 +264,14 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
         cache.put_kept_state({**kept.derived, **{owner: "" for owner in (*patch.derived, *patch.parents)}}, [])
     run.extractions, run.fresh, run.nodes, run.kept = {rel: new}, [rel], nodes, kept
     run.changed_nodes = {m.note_id(rel), *patch.nodes}  # the note's own attributes, dangling targets, sections, tags
-    run.edges_by_owner = OwnerGroups(groups, kept.groups, encoded)
     result.extracted, result.sources = [rel], last["counts"]["sources"]
     result.extra["rederived_owners"] = len(groups)
-    result.extra["graph_attrs"] = owed.pass_attrs(last)
     if whole_graph_deferred():
-        owed.defer(run, groups, kept.groups, last)
+        owed.defer(run, groups, encoded, more_edges, last)
         _record_note(run, new, last)
         return
+    run.edges_by_owner = OwnerGroups(groups, kept.groups, encoded)
+    result.extra["graph_attrs"] = owed.pass_attrs(last)
     rank_nodes(run)
     write_artifacts(run)
     _record_note(run, new, last)

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from .groups import OwnerGroups
 from .ranking import whole_graph_deferred
 from .run_result import fill_counts
@@ -47,20 +45,19 @@ def owed_owners(cache: Any) -> list[str] | None:
     return None if owed is None else list(owed["owners"])
 
 
-def defer(run: Run, groups: dict[str, list[dict[str, Any]]], kept: dict[str, bytes], last: dict[str, Any]) -> None:
+def defer(run: Run, groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], more_edges: int, last: dict[str, Any]) -> None:
     """Store a hook's link patch in the query tables, leave the whole-graph work owed, end the run.
 
-    `run` holds the patched nodes, edge groups and changed node ids as `engine.rank_nodes` would
-    get them; `groups` are the groups this edit derived again, `kept` the stored ones they
-    replace, `last` the graph graph.json shows."""
+    `run` holds the patched nodes and the changed node ids; `groups` are the edge groups this
+    edit derived again (`encoded`: the non-empty ones, encoded), `more_edges` how many edges they
+    hold beyond the groups they replace, `last` the graph graph.json shows."""
     cache, nodes, result = run.cache, run.nodes, run.result
     changed = sorted(run.changed_nodes or ())
     kept_ranks = cache.ranks_of(changed)
-    run.encoded = run.edges_by_owner.encoded()
-    cache.sync_graph(nodes, groups, run.encoded, set(groups), set(changed))
+    cache.sync_graph(nodes, groups, encoded, set(groups), set(changed))
     cache.put_ranks({nid: kept_ranks.get(nid, (0.0, None)) for nid in changed if nid in nodes})
     before = cache.get_meta(OWED) or {"owners": []}
-    edges = before.get("edges", last["counts"]["edges"]) + sum(len(group) - (len(orjson.loads(kept[owner])) if owner in kept else 0) for owner, group in groups.items())
+    edges = before.get("edges", last["counts"]["edges"]) + more_edges
     cache.set_meta(OWED, {"owners": sorted({*before["owners"], *groups}), "edges": edges})
     cache.set_meta("retry", True)
     result.extra["whole_graph"] = "deferred"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cache import nodes_of_kind
 from .core import model as m
 from .core.adapter import Resolution
 from .groups import by_owner
@@ -33,7 +34,8 @@ def patch_tags(rel: str, old: m.Extraction, new: m.Extraction, nodes: dict[str, 
         return True
     from extract.notes import add_tag_hierarchy
 
-    before_owners = _owners(nodes)
+    tags = nodes_of_kind(nodes, m.TAG)
+    before_owners = _owners(tags)
     used: dict[str, dict[str, Any] | None] = {}
     for tid in sorted(gone | added):
         node = nodes.get(tid)
@@ -42,7 +44,7 @@ def patch_tags(rel: str, old: m.Extraction, new: m.Extraction, nodes: dict[str, 
         sources = sorted(set(node.get("sources", ()) if node else ()) - {rel} | ({rel} if tid in added else set()))
         label = (new.nodes.get(tid) or old.nodes[tid])["label"]
         used[tid] = {"kind": m.TAG, "label": label, "source": sources[0], "sources": sources} if sources else None
-    after_owners = _owners({**nodes, **used})
+    after_owners = _owners({**tags, **used})
     before, after = Resolution(), Resolution()
     add_tag_hierarchy(before_owners, before)
     add_tag_hierarchy(after_owners, after)
