@@ -2,11 +2,12 @@
 
 The hook's update (inside `ranking.deferring_whole_graph()`) either writes graph.json with fresh
 ranks and provisional communities, or (a one-note link patch) leaves ranks and artifacts owed
-(`vault_kg.owed`), and calls `launch`. This job first finishes what is owed, under the scope's
-lock, through an update that works from the cache alone. It then clusters a
+(`vault_kg.owed`), and calls `launch`. This job first ranks what is owed, under the scope's
+lock, through an update that works from the cache alone (`owed.finish`; the artifacts wait for
+the clustering, so they are written once). It then clusters a
 snapshot of the committed graph (read-only, without the scope's lock, so the agent's next edit
 never waits for Leiden), installs the answer in the cache if the graph is still the one it
-clustered, and then runs a short update that writes the artifacts with it. If another edit
+clustered, and then runs a short update (`owed.finish` again) that writes the artifacts with it. If another edit
 landed meanwhile, it clusters again (a few rounds at most; the next update finishes the job
 otherwise). At most one job runs and one waits per scope, like the graph.html renders.
 """
@@ -109,11 +110,11 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
             return False
         cache.begin()
         last = unpack(cache.get_blob(BLOB))
-        if last is None or last[0] != digest or owed_owners(cache) is not None:
+        if last is None or last[0] != digest or owed_owners(cache):  # an edit a hook stored since
             cache.rollback()
             return False
         cache.put_blob(BLOB, (digest, ranks, assignment, communities, digest))
-        cache.set_meta(OWED, {"owners": []})  # the artifacts: written by the short update that follows (`owed.finish`)
+        cache.set_meta(OWED, {**(cache.get_meta(OWED) or {}), "owners": []})  # the artifacts: written by the short update that follows (`owed.finish`)
         cache.commit()
         return True
     finally:
@@ -125,11 +126,12 @@ def settle(scope: Scope) -> bool:
     when its ranks, communities and artifacts describe the graph the cache holds."""
     from . import rank
     from .engine import run
+    from .owed import clustering_next
     from .ranking import deferring_communities
 
     for _ in range(ROUNDS):
         if owed(scope.out):
-            with deferring_communities():  # ranks and artifacts of the graph a hook's link patch stored (`owed.finish`)
+            with deferring_communities(), clustering_next():  # ranks of the graph a hook's link patch stored (`owed.finish`)
                 run(scope, paths=[])
         found = snapshot(scope.out)
         if found is None:

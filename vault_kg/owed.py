@@ -20,7 +20,9 @@ Once the job has run, everything is byte-identical to a from-scratch build (the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .groups import OwnerGroups
 from .ranking import whole_graph_deferred
@@ -30,6 +32,7 @@ from .up_to_date import deps_changed
 if TYPE_CHECKING:
     from .engine import Run
 
+_CLUSTERING_NEXT: ContextVar[bool] = ContextVar("kg_clustering_next", default=False)
 OWED = "owed"  # meta while ranks and artifacts lag the query tables: {"owners": [...], "edges": count}; None once done
 STANDARD_ATTRS = {"scope", "kind", "root", "schema_version", "built_with", "god_nodes", "communities", "counts", "skipped", "quarantined", "stamp"}
 
@@ -90,8 +93,25 @@ def finish(run: Run) -> None:
     result.extra["graph_attrs"] = pass_attrs(last)
     cache.set_meta("retry", False)  # as `post_assembly` leaves it; ranking asks again while clustering is deferred
     rank_nodes(run)
+    if _CLUSTERING_NEXT.get() and result.extra.get("communities") == "deferred":
+        cache.set_meta(OWED, {"owners": [], "edges": run.table.row_count()})  # type: ignore[union-attr]
+        fill_counts(result, cache)
+        run.done = True  # the job writes the artifacts once, with the communities it computes next
+        return
     write_artifacts(run)
     record(run)
+
+
+@contextmanager
+def clustering_next() -> Iterator[None]:
+    """The background job's first update: when the communities it is about to compute are all
+    that is left, `finish` ranks and leaves the artifacts (and graph.html's render) to the update
+    after the clustering, so they are written once."""
+    token = _CLUSTERING_NEXT.set(True)
+    try:
+        yield
+    finally:
+        _CLUSTERING_NEXT.reset(token)
 
 
 def record(run: Run) -> None:
