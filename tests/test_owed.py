@@ -207,3 +207,18 @@ def test_the_hooks_background_job_finishes_the_work_and_says_what_it_cost(tmp_pa
     assert _owed(vault) is None
     after = artifacts(vault)
     assert after != before and after == scratch(vault, tmp_path)
+
+
+def test_a_link_patch_outside_a_hook_folds_in_what_a_hook_left(tmp_path: Path) -> None:
+    """`kg update PATH` (or the MCP server) patching another link edit while a hook's is owed."""
+    vault = _built(tmp_path)
+    first, second = vault / "Note 7.md", vault / "Note 8.md"
+    first.write_text(first.read_text() + "\nsee [[Note 1]]\n")
+    _hook(vault, first)
+    second.write_text(second.read_text() + "\nsee [[Nowhere else]]\n")
+    with whole_route_loads() as loads:
+        result = run(vault_scope(vault), paths=[second])
+    assert loads == [] and result.extra["ranking"] == "computed" and "whole_graph" not in result.extra
+    assert _owed(vault) is None
+    assert artifacts(vault) == scratch(vault, tmp_path)
+    assert _rows(vault, ranked=True) == _rows(tmp_path / "scratch", ranked=True)
