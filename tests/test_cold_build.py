@@ -158,12 +158,34 @@ def test_one_scan_redaction_equals_redacting_every_string() -> None:
 
 def test_fast_trigger_agrees_with_the_case_blind_one() -> None:
     rng = random.Random(5)
-    pieces = ["auth", "AUTH", "tok", "en", "sk-", "SK_LIVE_", "://", "ya29.", "xoxb-", "K", "ſ", "İ", "é", " ", "a", "Z", "_", "-", "api", "KEY", "passw"]
-    for _ in range(5000):
+    pieces = ["auth", "AUTH", "Auth", "tok", "en", "TOK", "EN", "orization", "access", "sk-", "SK_LIVE_", "://", "ya29.", "xoxb-", "K", "ſ", "İ", "é", " ", "a", "Z", "_", "-", "api", "KEY", "passw"]
+    for _ in range(8000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         assert secrets.may_hold_secret(text) == bool(secrets._TRIGGER.search(text)), text
+        hits = secrets.trigger_starts(text)
+        assert bool(hits) == bool(secrets._TRIGGER.search(text)) and all(secrets._TRIGGER.match(text, i) for i in hits), text
     for word in secrets._TRIGGER_WORDS:
         assert secrets._TRIGGER.fullmatch(word) and secrets._TRIGGER_LOWER.fullmatch(word), word
+    for word in secrets._TRIGGER_CASED:
+        assert secrets._TRIGGER.fullmatch(word) and not secrets._TRIGGER.fullmatch(word.lower()), word
+
+
+def test_the_trigger_lets_every_secret_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`auth` and `token` trigger the rules only in the spellings a rule can match: every string
+    the rules redact with the trigger skipped is redacted the same with it."""
+    rng = random.Random(11)
+    pieces = ["Authorization", "authorization", "AUTHORIZATION", "auth", "Auth", "AUTH", "token", "Token", "TOKEN", "access", "ACCESS",
+              "_", "-", ".", ": ", ":", "=", " ", "\n", "  ", "export ", "MY", "my", "bearer ", "Bearer ", "basic ", "x", "key", "KEY",
+              "api", "secret", "SECRET", "PASS", "pass", "word", "WORD", "client", "ya29.", "AIza", "abcdEFGH12345678", "0123456789abcdefXYZ",
+              "${VAR}", "<your-token>", "hunter2hunter2", "\"", "'", "K", "ſ", "İ", "é"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(30000)]
+    texts += SECRETS + ["AUTH_HEADER=abcdef123456", "GITHUB_TOKEN=ghx123456789", "auth_token: abcdef123456", "access_token=abcd1234efgh",
+                        "  authtoken = 'abcdefgh1234'", "Authorization: Bearer abcdefgh12345678", "AUTHORIZATION: token abcdefgh12345678",
+                        "x MY_TOKEN=abcdefgh123 y", "export API_AUTH=s3cr3tvalue"]
+    expected = [secrets._spans(t) for t in texts]
+    assert sum(map(bool, expected)) > 300
+    monkeypatch.setattr(secrets, "may_hold_secret", lambda text: True)
+    assert [secrets._spans(t) for t in texts] == expected
 
 
 def test_no_worker_processes_to_be_had_builds_in_this_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
