@@ -50,6 +50,8 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
         return real(adapter, root, rels, workers)
 
     monkeypatch.setattr(engine, "extracted", spy)
+    ahead: list[str] = []
+    monkeypatch.setattr(engine, "import_ahead", lambda: ahead.append(os.environ["KG_EXTRACT_WORKERS"]))
     scope = vault_scope(vault)
     outputs = {}
     for workers in ("2", "1"):
@@ -59,6 +61,7 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
         assert result.sources == NOTES + 2
         outputs[workers] = canonical(out)
     assert used == [2], "the first build should have extracted in two worker processes"
+    assert ahead == ["2"], "the ranking's imports are done ahead once, while the workers extract"
     assert outputs["2"] == outputs["1"], first_difference(outputs["2"], outputs["1"])
     assert "AKIAIOSFODNN7EXAMPLE" not in str(outputs["2"]) and "ghp_abc" not in str(outputs["2"])
     assert any(n["status"] == m.QUARANTINED for n in outputs["2"]["graph"]["nodes"])

@@ -35,6 +35,7 @@ from .core.passes import Pass
 from .groups import OwnerGroups, by_owner, signatures
 from .core.safe_read import display_name, valid_name
 from .extract_pool import Read, extracted, read_source, worker_count
+from .import_ahead import import_ahead
 from .run_result import RunResult, fill_counts as _fill_counts
 from .scopes import Scope
 from .up_to_date import SWEPT, artifacts_current as _artifacts_current, deps_changed, pass_modules, record_artifacts as _record_artifacts
@@ -261,7 +262,11 @@ def _reads(run: Run) -> Iterator[Read | None]:
     build (see `extract_pool`), else None (`_extract_one` reads it)."""
     workers = worker_count(len(run.to_read), run.adapter) if run.rebuild_all else 1
     if workers > 1:
-        yield from extracted(run.adapter, run.scope.root, [rel for rel, _ in run.to_read], workers)
+        with contextlib.closing(extracted(run.adapter, run.scope.root, [rel for rel, _ in run.to_read], workers)) as reads:
+            for done, read in enumerate(reads):
+                if done == 1:  # the workers are running: what the ranking imports, imported meanwhile
+                    import_ahead()
+                yield read
     else:
         yield from (None for _ in run.to_read)
 
