@@ -214,3 +214,14 @@ def test_no_worker_processes_to_be_had_builds_in_this_one(tmp_path: Path, monkey
     fresh = tmp_path / "fresh"
     engine.run(Scope(scope.name, scope.kind, scope.root, fresh.resolve()), force=True)
     assert canonical(scope.out) == canonical(fresh), first_difference(canonical(scope.out), canonical(fresh))
+
+
+def test_a_reference_pickles_as_its_fields() -> None:
+    """What the extraction workers send back: every reference loads equal, in every protocol."""
+    import pickle
+
+    refs = [m.Ref("note:a.md", "B", "links_to"), m.Ref("note:a.md", "C#H", "links_to", 7, {"heading": "H", "key": "c", "written": None})]
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        loaded = pickle.loads(pickle.dumps(refs, protocol=protocol))
+        assert loaded == refs and all(type(r) is m.Ref for r in loaded)
+    assert m.Ref.__reduce__(refs[1]) == (m.Ref, ("note:a.md", "C#H", "links_to", 7, refs[1].attrs))
