@@ -1,6 +1,6 @@
 """Cold `kg build` of a generated vault, whole processes, variants alternated round by round.
 
-Usage: python bench/cold_build.py [--notes 10000] [--rounds 3] [--checkout NAME=DIR ...]
+Usage: python bench/cold_build.py [--notes 10000] [--rounds 3] [--checkout NAME=DIR ...] [--model-pass]
 
 Each round builds the same vault from scratch (`kg-out/` deleted first) once per variant, in turn,
 so every variant sees the same load on the machine: this checkout with its default extraction
@@ -11,7 +11,9 @@ and every process it waited for), the build process's own peak RSS (`ru_maxrss`,
 vault_bench.py prints), and the peak of the whole process tree sampled every 50 ms (summed RSS,
 shared pages counted in every process; summed PSS, shared pages split). graph.html is off
 (`KG_HTML=off`): its detached render is a process of its own, timed by vault_bench.py. It then
-checks that every variant wrote the same graph.json.
+checks that every variant wrote the same graph.json. The model pass is off (`KG_OLLAMA=off`), or
+with `--model-pass` on with no server to answer it (a new user's default before `ollama serve`:
+every note pending, as in vault_bench.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import hashlib
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 from tree_memory import TreeMemory  # noqa: E402
+
+from vault_kg.llm_worker import running as model_worker  # noqa: E402
 
 KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
 
@@ -50,8 +55,17 @@ def build(vault: Path, env: dict[str, str]) -> dict[str, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"kg build failed: {err.strip()}")
     settle(vault / "kg-out")
+    while model_worker(vault / "kg-out"):  # with the model pass on, the worker the build woke finds no server
+        time.sleep(0.1)
     digest = hashlib.sha256((vault / "kg-out" / "graph.json").read_bytes()).hexdigest()[:16]
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss / 1024, "tree_rss": tree.rss_mb, "tree_pss": tree.pss_mb, "digest": int(digest, 16)}
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def main() -> None:
@@ -59,6 +73,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--checkout", action="append", default=[], metavar="NAME=DIR", help="another source tree to build with (PYTHONPATH=DIR)")
+    parser.add_argument("--model-pass", action="store_true", help="leave the model pass on (a new user's default) with no server: every note pending")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kg-cold-"))
     vault = work / "vault"
@@ -66,6 +81,10 @@ def main() -> None:
     print(f"vault: {len(paths)} notes, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB; {args.rounds} rounds, variants alternated")
     base = kg_env(KG_OLLAMA="off", KG_HTML="off", KG_CONFIG=str(work / "config.toml"))
     base.pop("KG_VAULT", None)
+    if args.model_pass:  # the pass on, its server at a port nothing listens on
+        base.pop("KG_OLLAMA")
+        base["OLLAMA_HOST"] = f"http://127.0.0.1:{free_port()}"
+    print(f"model pass: {'on, no server running (every note pending)' if args.model_pass else 'off (KG_OLLAMA=off)'}")
     variants = {"this checkout": base, "this checkout, KG_EXTRACT_WORKERS=1": {**base, "KG_EXTRACT_WORKERS": "1"}}
     for item in args.checkout:
         name, _, path = item.partition("=")

@@ -346,6 +346,8 @@ class NoteIndex:
 
 def _pick(candidates: list[str]) -> str:
     """Obsidian's tie-break for same-named notes: the shortest path, then alphabetical."""
+    if len(candidates) == 1:
+        return candidates[0]
     return min(candidates, key=lambda p: (p.count("/"), len(p), p))
 
 
@@ -379,7 +381,7 @@ def resolve_vault_incremental(
     note). Returns the resolution and the per-source entries that were recomputed.
     """
     affected: set[str] = set()
-    for rel, old in previous.items():
+    for rel, old in previous.items() if per_source else ():  # nothing cached: every note is linked anew
         if old is not None:
             affected |= answer_keys(old)
         if rel in extractions:

@@ -50,6 +50,8 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
         return real(adapter, root, rels, workers)
 
     monkeypatch.setattr(engine, "extracted", spy)
+    ahead: list[str] = []
+    monkeypatch.setattr(engine, "import_ahead", lambda: ahead.append(os.environ["KG_EXTRACT_WORKERS"]))
     scope = vault_scope(vault)
     outputs = {}
     for workers in ("2", "1"):
@@ -59,6 +61,7 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
         assert result.sources == NOTES + 2
         outputs[workers] = canonical(out)
     assert used == [2], "the first build should have extracted in two worker processes"
+    assert ahead == ["2"], "the ranking's imports are done ahead once, while the workers extract"
     assert outputs["2"] == outputs["1"], first_difference(outputs["2"], outputs["1"])
     assert "AKIAIOSFODNN7EXAMPLE" not in str(outputs["2"]) and "ghp_abc" not in str(outputs["2"])
     assert any(n["status"] == m.QUARANTINED for n in outputs["2"]["graph"]["nodes"])
@@ -158,12 +161,34 @@ def test_one_scan_redaction_equals_redacting_every_string() -> None:
 
 def test_fast_trigger_agrees_with_the_case_blind_one() -> None:
     rng = random.Random(5)
-    pieces = ["auth", "AUTH", "tok", "en", "sk-", "SK_LIVE_", "://", "ya29.", "xoxb-", "K", "ſ", "İ", "é", " ", "a", "Z", "_", "-", "api", "KEY", "passw"]
-    for _ in range(5000):
+    pieces = ["auth", "AUTH", "Auth", "tok", "en", "TOK", "EN", "orization", "access", "sk-", "SK_LIVE_", "://", "ya29.", "xoxb-", "K", "ſ", "İ", "é", " ", "a", "Z", "_", "-", "api", "KEY", "passw"]
+    for _ in range(8000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         assert secrets.may_hold_secret(text) == bool(secrets._TRIGGER.search(text)), text
+        hits = secrets.trigger_starts(text)
+        assert bool(hits) == bool(secrets._TRIGGER.search(text)) and all(secrets._TRIGGER.match(text, i) for i in hits), text
     for word in secrets._TRIGGER_WORDS:
         assert secrets._TRIGGER.fullmatch(word) and secrets._TRIGGER_LOWER.fullmatch(word), word
+    for word in secrets._TRIGGER_CASED:
+        assert secrets._TRIGGER.fullmatch(word) and not secrets._TRIGGER.fullmatch(word.lower()), word
+
+
+def test_the_trigger_lets_every_secret_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`auth` and `token` trigger the rules only in the spellings a rule can match: every string
+    the rules redact with the trigger skipped is redacted the same with it."""
+    rng = random.Random(11)
+    pieces = ["Authorization", "authorization", "AUTHORIZATION", "auth", "Auth", "AUTH", "token", "Token", "TOKEN", "access", "ACCESS",
+              "_", "-", ".", ": ", ":", "=", " ", "\n", "  ", "export ", "MY", "my", "bearer ", "Bearer ", "basic ", "x", "key", "KEY",
+              "api", "secret", "SECRET", "PASS", "pass", "word", "WORD", "client", "ya29.", "AIza", "abcdEFGH12345678", "0123456789abcdefXYZ",
+              "${VAR}", "<your-token>", "hunter2hunter2", "\"", "'", "K", "ſ", "İ", "é"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(30000)]
+    texts += SECRETS + ["AUTH_HEADER=abcdef123456", "GITHUB_TOKEN=ghx123456789", "auth_token: abcdef123456", "access_token=abcd1234efgh",
+                        "  authtoken = 'abcdefgh1234'", "Authorization: Bearer abcdefgh12345678", "AUTHORIZATION: token abcdefgh12345678",
+                        "x MY_TOKEN=abcdefgh123 y", "export API_AUTH=s3cr3tvalue"]
+    expected = [secrets._spans(t) for t in texts]
+    assert sum(map(bool, expected)) > 300
+    monkeypatch.setattr(secrets, "may_hold_secret", lambda text: True)
+    assert [secrets._spans(t) for t in texts] == expected
 
 
 def test_no_worker_processes_to_be_had_builds_in_this_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,3 +214,14 @@ def test_no_worker_processes_to_be_had_builds_in_this_one(tmp_path: Path, monkey
     fresh = tmp_path / "fresh"
     engine.run(Scope(scope.name, scope.kind, scope.root, fresh.resolve()), force=True)
     assert canonical(scope.out) == canonical(fresh), first_difference(canonical(scope.out), canonical(fresh))
+
+
+def test_a_reference_pickles_as_its_fields() -> None:
+    """What the extraction workers send back: every reference loads equal, in every protocol."""
+    import pickle
+
+    refs = [m.Ref("note:a.md", "B", "links_to"), m.Ref("note:a.md", "C#H", "links_to", 7, {"heading": "H", "key": "c", "written": None})]
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        loaded = pickle.loads(pickle.dumps(refs, protocol=protocol))
+        assert loaded == refs and all(type(r) is m.Ref for r in loaded)
+    assert m.Ref.__reduce__(refs[1]) == (m.Ref, ("note:a.md", "C#H", "links_to", 7, refs[1].attrs))

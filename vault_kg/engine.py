@@ -35,6 +35,7 @@ from .core.passes import Pass
 from .groups import OwnerGroups, by_owner, signatures
 from .core.safe_read import display_name, valid_name
 from .extract_pool import Read, extracted, read_source, worker_count
+from .import_ahead import import_ahead
 from .run_result import RunResult, fill_counts as _fill_counts
 from .scopes import Scope
 from .owed import OWED, finish as finish_owed, owed_owners
@@ -262,7 +263,11 @@ def _reads(run: Run) -> Iterator[Read | None]:
     build (see `extract_pool`), else None (`_extract_one` reads it)."""
     workers = worker_count(len(run.to_read), run.adapter) if run.rebuild_all else 1
     if workers > 1:
-        yield from extracted(run.adapter, run.scope.root, [rel for rel, _ in run.to_read], workers)
+        with contextlib.closing(extracted(run.adapter, run.scope.root, [rel for rel, _ in run.to_read], workers)) as reads:
+            for done, read in enumerate(reads):
+                if done == 1:  # the workers are running: what the ranking imports, imported meanwhile
+                    import_ahead()
+                yield read
     else:
         yield from (None for _ in run.to_read)
 

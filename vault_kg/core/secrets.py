@@ -121,21 +121,27 @@ _PLACEHOLDER_RE = re.compile(
 
 
 # Every rule's match contains one of these: one cheap search skips the rules for clean text,
-# which is nearly all of it (redaction runs on every string a graph extracts).
+# which is nearly all of it (redaction runs on every string a graph extracts). `auth` and `token`
+# count only where a rule needs them (`Authorization:`, `access_token`, `auth_token`, or the
+# uppercase `AUTH`/`TOKEN` of the case-sensitive `NAME=value` rules): as plain words they are in
+# most notes about software, and each hit sent a string through every rule.
 _TRIGGER = re.compile(
     r"-----BEGIN|eyJ|A[KS]IA|ABIA|ACCA|AGPA|AIDA|AROA|AIza|ya29\.|gh[pousr]_|github_pat_|gl(?:pat|dt|ptt|rt)-|xox[abposr]-"
-    r"|sk-|[sr]k_(?:live|test)_|://|auth|secret|token|passw|passphrase|api_?key|access_?key|private_?key|credential",
+    r"|sk-|[sr]k_(?:live|test)_|://|authorization|access_?token|auth_?token|secret|passw|passphrase|api_?key|access_?key"
+    r"|private_?key|credential|(?-i:AUTH|TOKEN)",
     re.IGNORECASE,
 )
 # `_TRIGGER` spelled out, lowercase, as a prefix tree: on lowercased ASCII text (where lowering
-# matches exactly what IGNORECASE matches) it runs about ten times faster; other text takes `_TRIGGER`.
+# matches exactly what IGNORECASE matches) it runs about ten times faster; other text takes
+# `_TRIGGER`. The case-sensitive words (`_TRIGGER_CASED`) are looked for in the text as it is.
 _TRIGGER_WORDS = (
     "-----begin", "eyj", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aiza", "ya29.",
     "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glptt-", "glrt-",
     "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_",
-    "://", "auth", "secret", "token", "passw", "passphrase", "api_key", "apikey", "access_key", "accesskey",
-    "private_key", "privatekey", "credential",
+    "://", "authorization", "access_token", "accesstoken", "auth_token", "authtoken", "secret", "passw", "passphrase",
+    "api_key", "apikey", "access_key", "accesskey", "private_key", "privatekey", "credential",
 )  # fmt: skip
+_TRIGGER_CASED = ("AUTH", "TOKEN")
 
 
 def _prefix_tree(words: list[str]) -> str:
@@ -153,23 +159,26 @@ def _prefix_tree(words: list[str]) -> str:
 
 
 _TRIGGER_LOWER = re.compile(_prefix_tree(list(_TRIGGER_WORDS)))
+_TRIGGER_AS_IS = re.compile("|".join(_TRIGGER_CASED))
 
 
 def may_hold_secret(text: str) -> bool:
     """False when no rule can match anywhere in `text`."""
     if text.isascii():
-        return _TRIGGER_LOWER.search(text.lower()) is not None
+        return _TRIGGER_LOWER.search(text.lower()) is not None or any(word in text for word in _TRIGGER_CASED)
     return _TRIGGER.search(text) is not None
 
 
 def trigger_starts(text: str) -> list[int]:
-    """Where the words that every secret contains start in `text` (left to right, not overlapping).
+    """Where the words that every secret contains start in `text` (not overlapping within each
+    of the two searches of ASCII text, in no particular order).
 
     A string with a hit holds one of them whole, and none crosses a NUL, a quote or a `repr`
     escape: one call over many strings' `repr`s joined by NULs tells which of them may hold a
     secret (those holding a position), and the others are clean."""
     if text.isascii():
-        return [match.start() for match in _TRIGGER_LOWER.finditer(text.lower())]
+        starts = [match.start() for match in _TRIGGER_LOWER.finditer(text.lower())]
+        return starts + [match.start() for match in _TRIGGER_AS_IS.finditer(text)]
     return [match.start() for match in _TRIGGER.finditer(text)]
 
 
