@@ -16,30 +16,45 @@ from .core.errors import KgError
 from .scopes import Scope
 
 HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}
+WALK_SKIPS = (m.TAGGED, m.TAG_PARENT)  # relations a query's expansion never follows
 
 
 class _Nodes:
-    """Mapping-like, read-through access to node rows."""
+    """Mapping-like, read-through access to node rows.
 
-    def __init__(self, reader: GraphReader, on_load: Any = None) -> None:
+    `rows` keeps each row as stored, shared by every `_Nodes` of one view (rows change only with
+    the cache file, and a server drops the view then); each `_Nodes` serves its own copies with
+    the read-time check applied, so a server's next call checks anchored code again.
+    """
+
+    def __init__(self, reader: GraphReader, on_load: Any = None, rows: dict[str, dict[str, Any] | None] | None = None) -> None:
         self._reader = reader
+        self._rows = rows if rows is not None else {}
         self._cache: dict[str, dict[str, Any] | None] = {}
         self._on_load = on_load or (lambda node: node)  # read-time freshness (vault scopes)
 
     def get(self, nid: str, default: Any = None) -> Any:
         if nid not in self._cache:
-            found = self._reader.node(nid)
-            self._cache[nid] = None if found is None else self._on_load(found)
+            if nid not in self._rows:
+                self._rows[nid] = self._reader.node(nid)
+            self._serve(nid)
         found = self._cache[nid]
         return default if found is None else found
 
     def prefetch(self, ids: list[str]) -> None:
         """Load the rows of `ids` not yet seen in one query."""
-        missing = sorted({nid for nid in ids if nid not in self._cache})
+        unseen = {nid for nid in ids if nid not in self._cache}
+        missing = sorted(nid for nid in unseen if nid not in self._rows)
         if missing:
             found = self._reader.nodes_many(missing)
             for nid in missing:
-                self._cache[nid] = None if found.get(nid) is None else self._on_load(found[nid])
+                self._rows[nid] = found.get(nid)
+        for nid in unseen:
+            self._serve(nid)
+
+    def _serve(self, nid: str) -> None:
+        row = self._rows[nid]
+        self._cache[nid] = None if row is None else self._on_load(dict(row))
 
     def __getitem__(self, nid: str) -> dict[str, Any]:
         found = self.get(nid)
@@ -71,14 +86,16 @@ class GraphView:
     in_edges: _Adjacency = field(init=False)
 
     def __post_init__(self) -> None:
-        self.nodes = _Nodes(self.reader, read_time_check(self.scope))
+        self._rows: dict[str, dict[str, Any] | None] = {}
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self._rows)
         self.out_edges = _Adjacency(self.reader.out_edges)
         self.in_edges = _Adjacency(self.reader.in_edges)
+        self._walks = _Adjacency(lambda nid: [(e, e["target"] if e["source"] == nid else e["source"]) for e in self.reader.walk_edges(nid, WALK_SKIPS)])
 
     def forget_rows(self) -> None:
-        """Drop the node rows read so far, so the next read checks anchored code again (a
-        long-running server reuses its views between calls)."""
-        self.nodes = _Nodes(self.reader, read_time_check(self.scope))
+        """Serve fresh copies of the node rows from now on, so the next read checks anchored code
+        again (a long-running server reuses its views between calls; the rows as stored stay)."""
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self._rows)
 
     @property
     def graph(self) -> dict[str, Any]:
@@ -100,6 +117,12 @@ class GraphView:
         pairs = [(e, e["target"]) for e in self.out_edges.get(nid)] + [(e, e["source"]) for e in self.in_edges.get(nid)]
         self.nodes.prefetch([other for _, other in pairs])
         return pairs
+
+    def walk_edges(self, nid: str) -> list[tuple[dict[str, Any], str]]:
+        """`neighbours` without the tag-hub relations (`WALK_SKIPS`) and without loading the
+        other ends: a query's expansion never follows those edges and loads only the ends it
+        may score."""
+        return self._walks.get(nid)
 
     def find(self, name: str, include_stale: bool = True) -> list[str]:
         """Node ids a user-typed name may mean: id, path, title, alias, tag, symbol name."""

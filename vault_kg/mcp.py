@@ -202,7 +202,8 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
             from .recall_log import record_hits
 
             chosen = kg.scopes(scopes)
-            found = q.query(chosen, question, budget, include_stale, depth, filters=make_filters(tags, folder, kinds, since, until))
+            views = [kg.views.get(s) for s in chosen]  # open readers, and the edges they read before
+            found = q.query(chosen, question, budget, include_stale, depth, views=views, filters=make_filters(tags, folder, kinds, since, until))
             record_hits(chosen, found, "mcp-query", question)
             return found
 
