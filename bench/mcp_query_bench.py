@@ -7,8 +7,11 @@ Code starts them. Both are warmed with the five questions `agent_bench.py` asks,
 same questions (with a number appended, as `agent_bench.py` does) in interleaved rounds, so both
 sides share the same minutes of a shared machine. Prints, per server, the median and 90th
 percentile wall time of a call, the server's median CPU time per call (user + system, from
-/proc: what the query costs, whatever else the machine runs) and whether every answer equals
-the other server's.
+/proc: what the query costs, whatever else the machine runs), its anonymous memory after the
+calls, and
+whether every answer equals the other server's. Then the same questions in-process, ten to a
+fresh process and each on a view opened for it (the library's and the CLI's path, nothing read
+before), CPU per query, the sides alternated.
 
 Usage: python bench/mcp_query_bench.py [--notes 10000] [--vault DIR] [--runs 30] [--against DIR]
 """
@@ -17,19 +20,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from background import kg_env  # noqa: E402
-from gen_vault import generate  # noqa: E402
+from watch_bench import bench_vault  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
@@ -43,8 +44,10 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def rss_mb(pid: int) -> float:
-    line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmRSS:"))
+def anon_mb(pid: int) -> float:
+    """The process's anonymous memory: what it holds itself, without the pages of the cache file
+    SQLite maps (those are the page cache's, shared, and dropped under memory pressure)."""
+    line = next(x for x in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines() if x.startswith("Anonymous:"))
     return int(line.split()[1]) / 1024
 
 
@@ -53,16 +56,29 @@ def children() -> set[int]:
     return {int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()}
 
 
-def prepare(args: argparse.Namespace, work: Path, env: dict[str, str]) -> Path:
-    if args.vault:
-        return args.vault.resolve()
-    vault = work / "vault"
-    generate(vault, args.notes, 7)
-    print(f"building a {args.notes}-note vault (once) ...", flush=True)
-    done = subprocess.run([*KG, "build", "--vault", str(vault)], env=env, capture_output=True, text=True)
+IN_PROCESS = """
+import json, sys, time
+from vault_kg import query as q
+from vault_kg.scopes import resolve_scopes
+questions = json.loads(sys.argv[1])
+scopes = resolve_scopes(None, None)
+q.query(scopes, questions[0], 800)
+spent = []
+for question in questions:
+    start = time.process_time()
+    q.query(scopes, question, 800)
+    spent.append(time.process_time() - start)
+print(json.dumps(spent))
+"""
+
+
+def in_process(tree: Path, env: dict[str, str], cwd: Path, questions: list[str]) -> list[float]:
+    """CPU seconds of each `query` in one fresh process, each on a view opened for it (the
+    library's and the CLI's path: nothing read before)."""
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, json.dumps(questions)], env=dict(env, PYTHONPATH=str(tree)), cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
-    return vault
+    return json.loads(done.stdout)
 
 
 class Side:
@@ -73,7 +89,8 @@ class Side:
         self.walls: list[float] = []
         self.cpus: list[float] = []
         self.answers: list[Any] = []
-        self.rss = 0.0
+        self.anon = 0.0
+        self.fresh: list[float] = []
 
     async def start(self, stack: Any, env: dict[str, str], cwd: Path) -> None:
         from fastmcp import Client
@@ -109,18 +126,25 @@ async def rounds(sides: list[Side], env: dict[str, str], cwd: Path, runs: int) -
             for side in sides if i % 2 == 0 else reversed(sides):  # neither side always goes first
                 await side.ask(question)
         for side in sides:
-            side.rss = rss_mb(side.pid)
+            side.anon = anon_mb(side.pid)
+    for i in range(0, runs, 10):
+        questions = [QUESTIONS[j % len(QUESTIONS)] + f" {j}" for j in range(i, min(runs, i + 10))]
+        for side in sides if i % 20 == 0 else reversed(sides):
+            side.fresh += in_process(side.tree, env, cwd, questions)
 
 
 def report(sides: list[Side], vault: Path, runs: int) -> None:
     count = sum(1 for p in vault.rglob("*.md") if "kg-out" not in p.relative_to(vault).parts)
     print(f"\nvault: {count} notes; {runs} queries per server, budget 800, interleaved; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'server':<28}{'median':>10}{'p90':>10}{'cpu/call':>10}{'target':>10}{'rss after':>11}")
+    print(f"{'server':<28}{'median':>10}{'p90':>10}{'cpu/call':>10}{'target':>10}{'anon mem':>11}")
     for side in sides:
         walls = sorted(side.walls)
         median, p90 = statistics.median(walls), walls[min(len(walls) - 1, int(len(walls) * 0.9))]
         verdict = "ok" if median <= TARGET else "OVER"
-        print(f"{side.name:<28}{median * 1000:>8.0f}ms{p90 * 1000:>8.0f}ms{statistics.median(side.cpus) * 1000:>8.0f}ms{TARGET * 1000:>8.0f}ms{side.rss:>8.0f} MB  {verdict}")
+        print(f"{side.name:<28}{median * 1000:>8.0f}ms{p90 * 1000:>8.0f}ms{statistics.median(side.cpus) * 1000:>8.0f}ms{TARGET * 1000:>8.0f}ms{side.anon:>8.0f} MB  {verdict}")
+    print("in-process `query` on a fresh view (the library's and the CLI's path), CPU per query, same questions:")
+    for side in sides:
+        print(f"{side.name:<28}{statistics.median(side.fresh) * 1000:>8.0f}ms median, {max(side.fresh) * 1000:.0f} ms max")
     if len(sides) == 2:
         same = sum(a == b for a, b in zip(sides[0].answers, sides[1].answers))
         print(f"same answers on both servers: {same} of {runs}")
@@ -133,19 +157,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--against", type=Path, help="the root of another source tree to run beside this one")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kg-mcp-query-bench-"))
-    try:
-        config = work / "config.toml"
-        env = kg_env(KG_OLLAMA="off", KG_CONFIG=str(config), FASTMCP_LOG_LEVEL="WARNING")
-        env.pop("KG_VAULT", None)
-        vault = prepare(args, work, env)
-        config.write_text(f'vault = "{vault}"\n[projects]\n', encoding="utf-8")
+    with bench_vault(args, "kg-mcp-query-bench-") as (work, vault, env):
         sides = [Side("this checkout", ROOT)] + ([Side(f"against {args.against}", args.against.resolve())] if args.against else [])
         asyncio.run(rounds(sides, env, work, args.runs))
         report(sides, vault, args.runs)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
     from figures import record
