@@ -8,10 +8,9 @@ same questions (with a number appended, as `agent_bench.py` does) in interleaved
 sides share the same minutes of a shared machine. Prints, per server, the median and 90th
 percentile wall time of a call, the server's median CPU time per call (user + system, from
 /proc: what the query costs, whatever else the machine runs), its anonymous memory after the
-calls, and
-whether every answer equals the other server's. Then the same questions in-process, ten to a
-fresh process and each on a view opened for it (the library's and the CLI's path, nothing read
-before), CPU per query, the sides alternated.
+calls, and whether every answer equals the other server's. Then the same questions in-process,
+ten to a fresh process and each on a view opened for it (the library's and the CLI's path,
+nothing read before), CPU per query, the sides alternated.
 
 Usage: python bench/mcp_query_bench.py [--notes 10000] [--vault DIR] [--runs 30] [--against DIR]
 """

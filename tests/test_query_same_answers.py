@@ -64,14 +64,14 @@ def build(vault: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def library_answer(vault: Path, case: dict[str, Any]) -> dict[str, Any]:
+def library_answer(vault: Path, case: dict[str, Any], view: Any = None) -> dict[str, Any]:
     from vault_kg import query as q
     from vault_kg.memory_kinds import make_filters
     from vault_kg.scopes import resolve_scopes
 
     filters = make_filters(case.get("tags"), case.get("folder"), case.get("kinds"))
     return q.query(resolve_scopes(["vault"], vault), case["question"], case.get("budget", 1500), case.get("include_stale", False),
-                   case.get("depth", 2), as_of=case.get("as_of"), filters=filters)
+                   case.get("depth", 2), as_of=case.get("as_of"), views=None if view is None else [view], filters=filters)
 
 
 def mcp_arguments(case: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +112,23 @@ def test_library_answers_equal_the_stored_ones(vault: Path, index: int) -> None:
     expected = stored()[index]
     assert expected["case"] == CASES[index]
     assert library_answer(vault, CASES[index]) == expected["answer"]
+
+
+@pytest.mark.parametrize("kept", [None, 40])
+def test_one_view_reused_for_every_case_answers_the_same(vault: Path, monkeypatch: pytest.MonkeyPatch, kept: int | None) -> None:
+    """A view kept between questions (as the server keeps them), whole or starting over every
+    40 rows and walk steps, answers each case as a view opened for it does."""
+    from vault_kg import graphview
+    from vault_kg.scopes import resolve_scopes
+
+    if kept is not None:
+        monkeypatch.setattr(graphview, "ROWS_KEPT", kept)
+        monkeypatch.setattr(graphview, "WALK_STEPS_KEPT", kept)
+    view = graphview.load_view(resolve_scopes(["vault"], vault)[0])
+    for _ in range(2):
+        for expected in stored():
+            view.forget_rows()
+            assert library_answer(vault, expected["case"], view) == expected["answer"], expected["case"]
 
 
 def test_a_warm_server_answers_the_same_twice(vault: Path) -> None:

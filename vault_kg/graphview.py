@@ -7,7 +7,9 @@ a `kg query` on a 10,000-note vault stays a fraction of a second.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
+
+import orjson
 
 from .core import model as m
 from .core import store
@@ -17,6 +19,9 @@ from .scopes import Scope
 
 HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}
 WALK_SKIPS = (m.TAGGED, m.TAG_PARENT)  # relations a query's expansion never follows
+# What a view (a server keeps its views between calls) holds at most before it starts over:
+ROWS_KEPT = 20_000  # node rows as stored (about 1.5 KB each parsed)
+WALK_STEPS_KEPT = 100_000  # walk steps (about 0.35 KB each)
 
 
 class _Nodes:
@@ -36,6 +41,7 @@ class _Nodes:
     def get(self, nid: str, default: Any = None) -> Any:
         if nid not in self._cache:
             if nid not in self._rows:
+                self._make_room(1)
                 self._rows[nid] = self._reader.node(nid)
             self._serve(nid)
         found = self._cache[nid]
@@ -44,6 +50,7 @@ class _Nodes:
     def prefetch(self, ids: list[str]) -> None:
         """Load the rows of `ids` not yet seen in one query."""
         unseen = {nid for nid in ids if nid not in self._cache}
+        self._make_room(len(unseen))
         missing = sorted(nid for nid in unseen if nid not in self._rows)
         if missing:
             found = self._reader.nodes_many(missing)
@@ -51,6 +58,10 @@ class _Nodes:
                 self._rows[nid] = found.get(nid)
         for nid in unseen:
             self._serve(nid)
+
+    def _make_room(self, more: int) -> None:
+        if len(self._rows) + more > ROWS_KEPT:
+            self._rows.clear()
 
     def _serve(self, nid: str) -> None:
         row = self._rows[nid]
@@ -67,13 +78,23 @@ class _Nodes:
 
 
 class _Adjacency:
-    def __init__(self, fetch) -> None:
-        self._fetch = fetch
-        self._cache: dict[str, list[dict[str, Any]]] = {}
+    """Each node's edges as `fetch` reads them, read once; with `kept`, at most that many edges
+    are held (past it, it starts over)."""
 
-    def get(self, nid: str, default: Any = None) -> list[dict[str, Any]]:
+    def __init__(self, fetch: Callable[[str], list[Any]], kept: int | None = None) -> None:
+        self._fetch = fetch
+        self._cache: dict[str, list[Any]] = {}
+        self._kept, self._held = kept, 0
+
+    def get(self, nid: str, default: Any = None) -> list[Any]:
         if nid not in self._cache:
-            self._cache[nid] = self._fetch(nid)
+            found = self._fetch(nid)
+            if self._kept is not None:
+                if self._held + len(found) > self._kept:
+                    self._cache.clear()
+                    self._held = 0
+                self._held += len(found)
+            self._cache[nid] = found
         return self._cache[nid]
 
 
@@ -90,7 +111,7 @@ class GraphView:
         self.nodes = _Nodes(self.reader, read_time_check(self.scope), self._rows)
         self.out_edges = _Adjacency(self.reader.out_edges)
         self.in_edges = _Adjacency(self.reader.in_edges)
-        self._walks = _Adjacency(lambda nid: [(e, e["target"] if e["source"] == nid else e["source"]) for e in self.reader.walk_edges(nid, WALK_SKIPS)])
+        self._walks = _Adjacency(self._walk_steps, WALK_STEPS_KEPT)
 
     def forget_rows(self) -> None:
         """Serve fresh copies of the node rows from now on, so the next read checks anchored code
@@ -118,11 +139,19 @@ class GraphView:
         self.nodes.prefetch([other for _, other in pairs])
         return pairs
 
-    def walk_edges(self, nid: str) -> list[tuple[dict[str, Any], str]]:
-        """`neighbours` without the tag-hub relations (`WALK_SKIPS`) and without loading the
-        other ends: a query's expansion never follows those edges and loads only the ends it
-        may score."""
+    def walk_edges(self, nid: str) -> list[tuple[float, str, str]]:
+        """(edge score, other end, the edge's JSON) of each edge of `neighbours`, in its order,
+        without the tag-hub relations (`WALK_SKIPS`) and without loading the other ends: a
+        query's expansion never follows those edges, loads only the ends it may score, and
+        decodes only the edges of the hits it shows."""
         return self._walks.get(nid)
+
+    def _walk_steps(self, nid: str) -> list[tuple[float, str, str]]:
+        steps = []
+        for data in self.reader.walk_edges(nid, WALK_SKIPS):
+            e = orjson.loads(data)
+            steps.append((float(e.get("score") or 0.0), e["target"] if e["source"] == nid else e["source"], data))
+        return steps
 
     def find(self, name: str, include_stale: bool = True) -> list[str]:
         """Node ids a user-typed name may mean: id, path, title, alias, tag, symbol name."""
@@ -154,8 +183,6 @@ class GraphView:
 
     def _by_alias(self, key: str, include_stale: bool) -> list[str]:
         rows = self.reader.con.execute("SELECT id, data FROM nodes WHERE data LIKE ?", (f"%{key}%",))
-        import orjson
-
         found = []
         for nid, data in rows:
             node = orjson.loads(data)

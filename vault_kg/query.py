@@ -10,6 +10,8 @@ import heapq
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .core import model as m
 from . import search
 from .core import store
@@ -99,7 +101,7 @@ def query(
         view.as_of = as_of
     terms = _stem_terms(question)
     scored: dict[tuple[str, str], float] = {}
-    via: dict[tuple[str, str], dict[str, Any]] = {}
+    via: dict[tuple[str, str], str] = {}
     seed_keys: list[tuple[str, str]] = []
     all_hits: list[tuple[float, GraphView, str]] = []
     hidden: list[str] = []  # matches not served as current (stale or superseded)
@@ -127,10 +129,11 @@ def query(
     return answer
 
 
-def _expand(views: dict[str, GraphView], seed_keys: list[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], dict[str, Any]],
+def _expand(views: dict[str, GraphView], seed_keys: list[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str],
             depth: int, include_stale: bool, filters: Filters) -> None:
     """Best-first from the seeds, up to `depth` hops: a neighbour scores its parent's relevance ×
-    the edge's score × 0.5 and keeps its best route in `via`. Tag hubs are never followed.
+    the edge's score × 0.5 and keeps its best route (the edge's JSON) in `via`. Tag hubs are never
+    followed.
 
     An end is loaded only when its edge could raise its score; the ends of one node's edges are
     loaded in one read, then judged in edge order exactly as if each had been read alone.
@@ -145,8 +148,8 @@ def _expand(views: dict[str, GraphView], seed_keys: list[tuple[str, str]], score
         expanded.add(key)
         view = views[key[0]]
         steps = []
-        for e, other in view.walk_edges(key[1]):
-            relevance = -neg * float(e.get("score") or 0.0) * 0.5
+        for score, other, e in view.walk_edges(key[1]):
+            relevance = -neg * score * 0.5
             if relevance > scored.get((key[0], other), 0.0):
                 steps.append((e, other, relevance))
         view.nodes.prefetch([other for _, other, _ in steps])
@@ -173,7 +176,7 @@ def _render_query(
     ordered: list[tuple[str, str]],
     seeds: set[tuple[str, str]],
     scored: dict[tuple[str, str], float],
-    via: dict[tuple[str, str], dict[str, Any]],
+    via: dict[tuple[str, str], str],
     views: dict[str, GraphView],
     terms: list[str],
     budget: int,
@@ -224,7 +227,7 @@ def _render_query(
     return _answer(question, budget, hits, edges[:shown], len(ordered) - len(hits), len(edges) - shown, multi)
 
 
-def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], dict[str, Any]], views: dict[str, GraphView], terms: list[str]) -> dict[str, Any]:
+def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str], views: dict[str, GraphView], terms: list[str]) -> dict[str, Any]:
     view = views[key[0]]
     node = view.nodes[key[1]]
     line, text = snippet(view.scope, node, terms)
@@ -242,7 +245,7 @@ def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[s
         "status": node.get("status", m.LIVE),
     }
     if key in via:
-        e = via[key]
+        e = orjson.loads(via[key])
         hit["via"] = {"source": e["source"], "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence")}
     return hit
 
