@@ -9,8 +9,8 @@ Library work runs on worker threads (at most `WORKERS` at once), so one slow cal
 waiting for the journal index, a long update) never stops the others from answering. Each
 worker thread keeps its own views, so a SQLite reader is always used from the thread that opened
 it. Views are cached per scope and dropped as soon as the scope's cache file changes (a `kg
-update`, a hook, another session), so answers are always current and a warm `query` costs a few
-milliseconds.
+update`, a hook, another session), so answers are always current and a warm `query` reads only
+rows and edges it has not read before (see `GraphView`).
 """
 
 from __future__ import annotations
