@@ -202,7 +202,7 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
             from .recall_log import record_hits
 
             chosen = kg.scopes(scopes)
-            views = [kg.views.get(s) for s in chosen]  # open readers, and the edges they read before
+            views = [kg.views.get(s) for s in chosen]  # open readers, and the rows and edges they read before
             found = q.query(chosen, question, budget, include_stale, depth, views=views, filters=make_filters(tags, folder, kinds, since, until))
             record_hits(chosen, found, "mcp-query", question)
             return found
