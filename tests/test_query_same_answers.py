@@ -115,20 +115,24 @@ def test_library_answers_equal_the_stored_ones(vault: Path, index: int) -> None:
 
 
 @pytest.mark.parametrize("kept", [None, 40])
-def test_one_view_reused_for_every_case_answers_the_same(vault: Path, monkeypatch: pytest.MonkeyPatch, kept: int | None) -> None:
-    """A view kept between questions (as the server keeps them), whole or starting over every
-    40 rows and walk steps, answers each case as a view opened for it does."""
-    from vault_kg import graphview
+def test_views_sharing_what_they_read_answer_the_same(vault: Path, monkeypatch: pytest.MonkeyPatch, kept: int | None) -> None:
+    """Two views of one cache file sharing what they read (as a server's worker threads do), kept
+    between questions whole or starting over every 40 rows and walk steps, answer each case as a
+    view opened for it does."""
+    from vault_kg import graphview, kept_reads
     from vault_kg.scopes import resolve_scopes
 
     if kept is not None:
-        monkeypatch.setattr(graphview, "ROWS_KEPT", kept)
-        monkeypatch.setattr(graphview, "WALK_STEPS_KEPT", kept)
-    view = graphview.load_view(resolve_scopes(["vault"], vault)[0])
-    for _ in range(2):
-        for expected in stored():
+        monkeypatch.setattr(kept_reads, "ROWS_KEPT", kept)
+        monkeypatch.setattr(kept_reads, "WALK_STEPS_KEPT", kept)
+    shared = kept_reads.KeptReads()
+    views = [graphview.load_view(resolve_scopes(["vault"], vault)[0], shared) for _ in range(2)]
+    for turn in range(2):
+        for i, expected in enumerate(stored()):
+            view = views[(i + turn) % 2]
             view.forget_rows()
             assert library_answer(vault, expected["case"], view) == expected["answer"], expected["case"]
+    assert shared.rows and shared.walks
 
 
 def test_a_warm_server_answers_the_same_twice(vault: Path) -> None:

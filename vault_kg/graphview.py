@@ -7,7 +7,7 @@ a `kg query` on a 10,000-note vault stays a fraction of a second.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
@@ -15,56 +15,52 @@ from .core import model as m
 from .core import store
 from .cache import GraphReader
 from .core.errors import KgError
+from .kept_reads import KeptReads
 from .scopes import Scope
 
 HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}
 WALK_SKIPS = (m.TAGGED, m.TAG_PARENT)  # relations a query's expansion never follows
-# What a view (a server keeps its views between calls) holds at most before it starts over:
-ROWS_KEPT = 20_000  # node rows as stored (about 1.5 KB each parsed)
-WALK_STEPS_KEPT = 100_000  # walk steps (about 0.35 KB each)
+_UNREAD = object()
 
 
 class _Nodes:
     """Mapping-like, read-through access to node rows.
 
-    `rows` keeps each row as stored, shared by every `_Nodes` of one view (rows change only with
-    the cache file, and a server drops the view then); each `_Nodes` serves its own copies with
-    the read-time check applied, so a server's next call checks anchored code again.
+    Rows as stored come from `kept` (shared by every view of the same cache file, see
+    `vault_kg.kept_reads`); each `_Nodes` serves its own copies with the read-time check applied,
+    so a server's next call checks anchored code again.
     """
 
-    def __init__(self, reader: GraphReader, on_load: Any = None, rows: dict[str, dict[str, Any] | None] | None = None) -> None:
+    def __init__(self, reader: GraphReader, on_load: Any = None, kept: KeptReads | None = None) -> None:
         self._reader = reader
-        self._rows = rows if rows is not None else {}
+        self._kept = kept if kept is not None else KeptReads()
         self._cache: dict[str, dict[str, Any] | None] = {}
         self._on_load = on_load or (lambda node: node)  # read-time freshness (vault scopes)
 
     def get(self, nid: str, default: Any = None) -> Any:
         if nid not in self._cache:
-            if nid not in self._rows:
-                self._make_room(1)
-                self._rows[nid] = self._reader.node(nid)
-            self._serve(nid)
+            row = self._kept.rows.get(nid, _UNREAD)
+            if row is _UNREAD:
+                self._kept.make_room_for_rows(1)
+                row = self._kept.rows[nid] = self._reader.node(nid)
+            self._serve(nid, row)
         found = self._cache[nid]
         return default if found is None else found
 
     def prefetch(self, ids: list[str]) -> None:
         """Load the rows of `ids` not yet seen in one query."""
         unseen = {nid for nid in ids if nid not in self._cache}
-        self._make_room(len(unseen))
-        missing = sorted(nid for nid in unseen if nid not in self._rows)
+        self._kept.make_room_for_rows(len(unseen))
+        rows = {nid: self._kept.rows.get(nid, _UNREAD) for nid in unseen}
+        missing = sorted(nid for nid, row in rows.items() if row is _UNREAD)
         if missing:
             found = self._reader.nodes_many(missing)
             for nid in missing:
-                self._rows[nid] = found.get(nid)
-        for nid in unseen:
-            self._serve(nid)
+                rows[nid] = self._kept.rows[nid] = found.get(nid)
+        for nid, row in rows.items():
+            self._serve(nid, row)
 
-    def _make_room(self, more: int) -> None:
-        if len(self._rows) + more > ROWS_KEPT:
-            self._rows.clear()
-
-    def _serve(self, nid: str) -> None:
-        row = self._rows[nid]
+    def _serve(self, nid: str, row: Any) -> None:
         self._cache[nid] = None if row is None else self._on_load(dict(row))
 
     def __getitem__(self, nid: str) -> dict[str, Any]:
@@ -78,23 +74,13 @@ class _Nodes:
 
 
 class _Adjacency:
-    """Each node's edges as `fetch` reads them, read once; with `kept`, at most that many edges
-    are held (past it, it starts over)."""
-
-    def __init__(self, fetch: Callable[[str], list[Any]], kept: int | None = None) -> None:
+    def __init__(self, fetch) -> None:
         self._fetch = fetch
-        self._cache: dict[str, list[Any]] = {}
-        self._kept, self._held = kept, 0
+        self._cache: dict[str, list[dict[str, Any]]] = {}
 
-    def get(self, nid: str, default: Any = None) -> list[Any]:
+    def get(self, nid: str, default: Any = None) -> list[dict[str, Any]]:
         if nid not in self._cache:
-            found = self._fetch(nid)
-            if self._kept is not None:
-                if self._held + len(found) > self._kept:
-                    self._cache.clear()
-                    self._held = 0
-                self._held += len(found)
-            self._cache[nid] = found
+            self._cache[nid] = self._fetch(nid)
         return self._cache[nid]
 
 
@@ -105,18 +91,17 @@ class GraphView:
     nodes: _Nodes = field(init=False)
     out_edges: _Adjacency = field(init=False)
     in_edges: _Adjacency = field(init=False)
+    kept: KeptReads = field(default_factory=KeptReads)  # what it read, shared with views of the same cache file
 
     def __post_init__(self) -> None:
-        self._rows: dict[str, dict[str, Any] | None] = {}
-        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self._rows)
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self.kept)
         self.out_edges = _Adjacency(self.reader.out_edges)
         self.in_edges = _Adjacency(self.reader.in_edges)
-        self._walks = _Adjacency(self._walk_steps, WALK_STEPS_KEPT)
 
     def forget_rows(self) -> None:
         """Serve fresh copies of the node rows from now on, so the next read checks anchored code
         again (a long-running server reuses its views between calls; the rows as stored stay)."""
-        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self._rows)
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self.kept)
 
     @property
     def graph(self) -> dict[str, Any]:
@@ -144,7 +129,11 @@ class GraphView:
         without the tag-hub relations (`WALK_SKIPS`) and without loading the other ends: a
         query's expansion never follows those edges, loads only the ends it may score, and
         decodes only the edges of the hits it shows."""
-        return self._walks.get(nid)
+        steps = self.kept.walks.get(nid)
+        if steps is None:
+            steps = self._walk_steps(nid)
+            self.kept.keep_walk(nid, steps)
+        return steps
 
     def _walk_steps(self, nid: str) -> list[tuple[float, str, str]]:
         steps = []
@@ -211,7 +200,9 @@ def read_time_check(scope: Scope) -> Any:
     return Freshness(scope.root).apply
 
 
-def load_view(scope: Scope) -> GraphView:
+def load_view(scope: Scope, kept: KeptReads | None = None) -> GraphView:
+    """A view of the scope's cache file; `kept`: what other views of the same state of that file
+    read (see `vault_kg.kept_reads`)."""
     layout = store.Layout(scope.out)
     if not layout.cache_db.exists():
         raise KgError(f"{scope.out}: no graph yet for scope '{scope.name}'; run `kg build`")
@@ -223,4 +214,4 @@ def load_view(scope: Scope) -> GraphView:
         raise
     except Exception as exc:
         raise KgError(f"{layout.cache_db}: unreadable ({exc}); run `kg build --force` to rebuild it") from exc
-    return GraphView(scope, reader)
+    return GraphView(scope, reader, kept=kept if kept is not None else KeptReads())

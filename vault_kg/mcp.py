@@ -52,10 +52,14 @@ NodeName = Annotated[str, Field(min_length=1, max_length=500, description="A not
 
 
 class ViewCache:
-    """One open GraphView per scope, replaced when the scope's cache file changes on disk."""
+    """One open GraphView per scope, replaced when the scope's cache file changes on disk.
 
-    def __init__(self) -> None:
+    `shared` (one for the whole server) holds what the views of each state of a cache file read,
+    whichever worker thread read it (`vault_kg.kept_reads`)."""
+
+    def __init__(self, shared: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] | None = None) -> None:
         self._views: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}
+        self._shared = shared if shared is not None else {}
 
     @staticmethod
     def signature(scope: Scope) -> tuple[int, ...]:
@@ -80,7 +84,12 @@ class ViewCache:
             return cached[1]
         if cached is not None:
             cached[1].reader.close()
-        view = load_view(scope)
+        kept = self._shared.get(key)
+        if kept is None or kept[0] != sig:
+            from .kept_reads import KeptReads
+
+            kept = self._shared[key] = (sig, KeptReads())
+        view = load_view(scope, kept[1])
         self._views[key] = (sig, view)
         return view
 
@@ -92,13 +101,14 @@ class KgServer:
         self.vault = vault
         self.limiter = CapacityLimiter(workers)
         self._local = threading.local()
+        self._kept: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}  # shared by every thread's views
 
     @property
     def views(self) -> ViewCache:
         """This worker thread's views (SQLite readers stay on the thread that opened them)."""
         cache = getattr(self._local, "views", None)
         if cache is None:
-            cache = self._local.views = ViewCache()
+            cache = self._local.views = ViewCache(self._kept)
         return cache
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
