@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from background import settle  # noqa: E402
 from watch_bench import bench_vault  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,6 +160,7 @@ def main() -> None:
     args = parser.parse_args()
     with bench_vault(args, "kg-mcp-query-bench-") as (work, vault, env):
         sides = [Side("this checkout", ROOT)] + ([Side(f"against {args.against}", args.against.resolve())] if args.against else [])
+        settle(vault / "kg-out")  # the build's graph.html render runs detached: not beside the rounds
         asyncio.run(rounds(sides, env, work, args.runs))
         report(sides, vault, args.runs)
 

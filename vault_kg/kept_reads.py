@@ -26,6 +26,13 @@ class KeptReads:
         self.walks: dict[str, list[tuple[float, str, str]]] = {}
         self._steps = 0
 
+    def clear(self) -> None:
+        """Hold nothing any more (the cache file moved on; views still holding this table, in
+        threads not called since, read again, and drop it at their next call)."""
+        self.rows.clear()
+        self.walks.clear()
+        self._steps = 0
+
     def make_room_for_rows(self, more: int) -> None:
         if len(self.rows) + more > ROWS_KEPT:
             self.rows.clear()

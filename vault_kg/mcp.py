@@ -88,6 +88,8 @@ class ViewCache:
         if kept is None or kept[0] != sig:
             from .kept_reads import KeptReads
 
+            if kept is not None:
+                kept[1].clear()  # other threads' views of the old file may still hold it
             kept = self._shared[key] = (sig, KeptReads())
         view = load_view(scope, kept[1])
         self._views[key] = (sig, view)
