@@ -27,7 +27,9 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from background import kg_env, settle  # noqa: E402
@@ -51,6 +53,22 @@ def prepare(args: argparse.Namespace, work: Path, env: dict[str, str]) -> Path:
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return vault
+
+
+@contextmanager
+def bench_vault(args: argparse.Namespace, prefix: str) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+    """(work folder, vault, environment) for a bench: the vault generated and built once (or
+    `--vault`), a config naming it, `kg` with the model pass off; the work folder removed after."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        config = work / "config.toml"
+        env = kg_env(KG_OLLAMA="off", KG_CONFIG=str(config), FASTMCP_LOG_LEVEL="WARNING")
+        env.pop("KG_VAULT", None)
+        vault = prepare(args, work, env)
+        config.write_text(f'vault = "{vault}"\n[projects]\n', encoding="utf-8")
+        yield work, vault, env
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 async def mcp_latencies(vault: Path, env: dict[str, str], cwd: Path, runs: int) -> list[float]:
@@ -117,13 +135,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--burst", type=int, default=50)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kg-watch-bench-"))
-    try:
-        config = work / "config.toml"
-        env = kg_env(KG_OLLAMA="off", KG_CONFIG=str(config), FASTMCP_LOG_LEVEL="WARNING")
-        env.pop("KG_VAULT", None)
-        vault = prepare(args, work, env)
-        config.write_text(f'vault = "{vault}"\n[projects]\n', encoding="utf-8")
+    with bench_vault(args, "kg-watch-bench-") as (work, vault, env):
         settle(vault / "kg-out")
         times = sorted(asyncio.run(mcp_latencies(vault, env, work, args.runs)))
         settle(vault / "kg-out")
@@ -134,8 +146,6 @@ def main() -> None:
         p90 = times[min(len(times) - 1, int(len(times) * 0.9))]
         print(f"{'write -> found by MCP query (' + str(len(times)) + ' notes)':<44}{statistics.median(times):>9.2f}s{p90:>9.2f}s{times[-1]:>9.2f}s")
         print(f"burst of {args.burst} writes 20 ms apart under `kg watch`: {updates} update(s); all {args.burst} in the graph {seconds:.2f}s after the first write")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -691,6 +691,13 @@ class GraphReader:
     def in_edges(self, nid: str) -> list[dict[str, Any]]:
         return [orjson.loads(r[0]) for r in self.con.execute("SELECT data FROM edges WHERE target=?", (nid,))]
 
+    def walk_edges(self, nid: str, skip: tuple[str, ...]) -> list[str]:
+        """The JSON of the edges out of `nid`, then into it, in the order `out_edges`/`in_edges`
+        give them, without the relations in `skip` (a query's walk never follows them)."""
+        marks = ",".join("?" * len(skip))
+        return [r[0] for sql in (f"SELECT data FROM edges WHERE source=? AND relation NOT IN ({marks})", f"SELECT data FROM edges WHERE target=? AND relation NOT IN ({marks})")
+                for r in self.con.execute(sql, (nid, *skip))]
+
     def by_label(self, label_lc: str) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT id FROM nodes WHERE label_lc=?", (label_lc,))]
 

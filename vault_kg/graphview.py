@@ -9,37 +9,59 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .core import model as m
 from .core import store
 from .cache import GraphReader
 from .core.errors import KgError
+from .kept_reads import KeptReads
 from .scopes import Scope
 
 HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}
+WALK_SKIPS = (m.TAGGED, m.TAG_PARENT)  # relations a query's expansion never follows
+_UNREAD = object()
 
 
 class _Nodes:
-    """Mapping-like, read-through access to node rows."""
+    """Mapping-like, read-through access to node rows.
 
-    def __init__(self, reader: GraphReader, on_load: Any = None) -> None:
+    Rows as stored come from `kept` (shared by every view of the same cache file, see
+    `vault_kg.kept_reads`); each `_Nodes` serves its own copies with the read-time check applied,
+    so a server's next call checks anchored code again.
+    """
+
+    def __init__(self, reader: GraphReader, on_load: Any = None, kept: KeptReads | None = None) -> None:
         self._reader = reader
+        self._kept = kept if kept is not None else KeptReads()
         self._cache: dict[str, dict[str, Any] | None] = {}
         self._on_load = on_load or (lambda node: node)  # read-time freshness (vault scopes)
 
     def get(self, nid: str, default: Any = None) -> Any:
         if nid not in self._cache:
-            found = self._reader.node(nid)
-            self._cache[nid] = None if found is None else self._on_load(found)
+            row = self._kept.rows.get(nid, _UNREAD)
+            if row is _UNREAD:
+                self._kept.make_room_for_rows(1)
+                row = self._kept.rows[nid] = self._reader.node(nid)
+            self._serve(nid, row)
         found = self._cache[nid]
         return default if found is None else found
 
     def prefetch(self, ids: list[str]) -> None:
         """Load the rows of `ids` not yet seen in one query."""
-        missing = sorted({nid for nid in ids if nid not in self._cache})
+        unseen = {nid for nid in ids if nid not in self._cache}
+        self._kept.make_room_for_rows(len(unseen))
+        rows = {nid: self._kept.rows.get(nid, _UNREAD) for nid in unseen}
+        missing = sorted(nid for nid, row in rows.items() if row is _UNREAD)
         if missing:
             found = self._reader.nodes_many(missing)
             for nid in missing:
-                self._cache[nid] = None if found.get(nid) is None else self._on_load(found[nid])
+                rows[nid] = self._kept.rows[nid] = found.get(nid)
+        for nid, row in rows.items():
+            self._serve(nid, row)
+
+    def _serve(self, nid: str, row: Any) -> None:
+        self._cache[nid] = None if row is None else self._on_load(dict(row))
 
     def __getitem__(self, nid: str) -> dict[str, Any]:
         found = self.get(nid)
@@ -69,16 +91,17 @@ class GraphView:
     nodes: _Nodes = field(init=False)
     out_edges: _Adjacency = field(init=False)
     in_edges: _Adjacency = field(init=False)
+    kept: KeptReads = field(default_factory=KeptReads)  # what it read, shared with views of the same cache file
 
     def __post_init__(self) -> None:
-        self.nodes = _Nodes(self.reader, read_time_check(self.scope))
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self.kept)
         self.out_edges = _Adjacency(self.reader.out_edges)
         self.in_edges = _Adjacency(self.reader.in_edges)
 
     def forget_rows(self) -> None:
-        """Drop the node rows read so far, so the next read checks anchored code again (a
-        long-running server reuses its views between calls)."""
-        self.nodes = _Nodes(self.reader, read_time_check(self.scope))
+        """Serve fresh copies of the node rows from now on, so the next read checks anchored code
+        again (a long-running server reuses its views between calls; the rows as stored stay)."""
+        self.nodes = _Nodes(self.reader, read_time_check(self.scope), self.kept)
 
     @property
     def graph(self) -> dict[str, Any]:
@@ -100,6 +123,24 @@ class GraphView:
         pairs = [(e, e["target"]) for e in self.out_edges.get(nid)] + [(e, e["source"]) for e in self.in_edges.get(nid)]
         self.nodes.prefetch([other for _, other in pairs])
         return pairs
+
+    def walk_edges(self, nid: str) -> list[tuple[float, str, str]]:
+        """(edge score, other end, the edge's JSON) of each edge of `neighbours`, in its order,
+        without the tag-hub relations (`WALK_SKIPS`) and without loading the other ends: a
+        query's expansion never follows those edges, loads only the ends it may score, and
+        decodes only the edges of the hits it shows."""
+        steps = self.kept.walks.get(nid)
+        if steps is None:
+            steps = self._walk_steps(nid)
+            self.kept.keep_walk(nid, steps)
+        return steps
+
+    def _walk_steps(self, nid: str) -> list[tuple[float, str, str]]:
+        steps = []
+        for data in self.reader.walk_edges(nid, WALK_SKIPS):
+            e = orjson.loads(data)
+            steps.append((float(e.get("score") or 0.0), e["target"] if e["source"] == nid else e["source"], data))
+        return steps
 
     def find(self, name: str, include_stale: bool = True) -> list[str]:
         """Node ids a user-typed name may mean: id, path, title, alias, tag, symbol name."""
@@ -131,8 +172,6 @@ class GraphView:
 
     def _by_alias(self, key: str, include_stale: bool) -> list[str]:
         rows = self.reader.con.execute("SELECT id, data FROM nodes WHERE data LIKE ?", (f"%{key}%",))
-        import orjson
-
         found = []
         for nid, data in rows:
             node = orjson.loads(data)
@@ -161,7 +200,9 @@ def read_time_check(scope: Scope) -> Any:
     return Freshness(scope.root).apply
 
 
-def load_view(scope: Scope) -> GraphView:
+def load_view(scope: Scope, kept: KeptReads | None = None) -> GraphView:
+    """A view of the scope's cache file; `kept`: what other views of the same state of that file
+    read (see `vault_kg.kept_reads`)."""
     layout = store.Layout(scope.out)
     if not layout.cache_db.exists():
         raise KgError(f"{scope.out}: no graph yet for scope '{scope.name}'; run `kg build`")
@@ -173,4 +214,4 @@ def load_view(scope: Scope) -> GraphView:
         raise
     except Exception as exc:
         raise KgError(f"{layout.cache_db}: unreadable ({exc}); run `kg build --force` to rebuild it") from exc
-    return GraphView(scope, reader)
+    return GraphView(scope, reader, kept=kept if kept is not None else KeptReads())

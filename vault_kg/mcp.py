@@ -9,8 +9,8 @@ Library work runs on worker threads (at most `WORKERS` at once), so one slow cal
 waiting for the journal index, a long update) never stops the others from answering. Each
 worker thread keeps its own views, so a SQLite reader is always used from the thread that opened
 it. Views are cached per scope and dropped as soon as the scope's cache file changes (a `kg
-update`, a hook, another session), so answers are always current and a warm `query` costs a few
-milliseconds.
+update`, a hook, another session), so answers are always current and a warm `query` reads only
+rows and edges it has not read before (see `GraphView`).
 """
 
 from __future__ import annotations
@@ -52,10 +52,14 @@ NodeName = Annotated[str, Field(min_length=1, max_length=500, description="A not
 
 
 class ViewCache:
-    """One open GraphView per scope, replaced when the scope's cache file changes on disk."""
+    """One open GraphView per scope, replaced when the scope's cache file changes on disk.
 
-    def __init__(self) -> None:
+    `shared` (one for the whole server) holds what the views of each state of a cache file read,
+    whichever worker thread read it (`vault_kg.kept_reads`)."""
+
+    def __init__(self, shared: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] | None = None) -> None:
         self._views: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}
+        self._shared = shared if shared is not None else {}
 
     @staticmethod
     def signature(scope: Scope) -> tuple[int, ...]:
@@ -80,7 +84,14 @@ class ViewCache:
             return cached[1]
         if cached is not None:
             cached[1].reader.close()
-        view = load_view(scope)
+        kept = self._shared.get(key)
+        if kept is None or kept[0] != sig:
+            from .kept_reads import KeptReads
+
+            if kept is not None:
+                kept[1].clear()  # other threads' views of the old file may still hold it
+            kept = self._shared[key] = (sig, KeptReads())
+        view = load_view(scope, kept[1])
         self._views[key] = (sig, view)
         return view
 
@@ -92,13 +103,14 @@ class KgServer:
         self.vault = vault
         self.limiter = CapacityLimiter(workers)
         self._local = threading.local()
+        self._kept: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}  # shared by every thread's views
 
     @property
     def views(self) -> ViewCache:
         """This worker thread's views (SQLite readers stay on the thread that opened them)."""
         cache = getattr(self._local, "views", None)
         if cache is None:
-            cache = self._local.views = ViewCache()
+            cache = self._local.views = ViewCache(self._kept)
         return cache
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -202,7 +214,8 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
             from .recall_log import record_hits
 
             chosen = kg.scopes(scopes)
-            found = q.query(chosen, question, budget, include_stale, depth, filters=make_filters(tags, folder, kinds, since, until))
+            views = [kg.views.get(s) for s in chosen]  # open readers, and the rows and edges they read before
+            found = q.query(chosen, question, budget, include_stale, depth, views=views, filters=make_filters(tags, folder, kinds, since, until))
             record_hits(chosen, found, "mcp-query", question)
             return found
 

@@ -10,17 +10,19 @@ import heapq
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .core import model as m
 from . import search
 from .core import store
 from .core.errors import KgError
-from .graphview import GraphView, load_view
+from .graphview import WALK_SKIPS, GraphView, load_view
 from .scopes import Scope
 from .core.agent_text import one_line
 from .core.safe_read import read_regular
 from .memory_kinds import Filters, is_episodic
 
-HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}
+HUB_RELATIONS = frozenset(WALK_SKIPS)  # never followed by a query's expansion; `path` only as a last resort
 HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
 MAX_BUDGET = 50_000
 MAX_DEPTH = 6
@@ -99,7 +101,7 @@ def query(
         view.as_of = as_of
     terms = _stem_terms(question)
     scored: dict[tuple[str, str], float] = {}
-    via: dict[tuple[str, str], dict[str, Any]] = {}
+    via: dict[tuple[str, str], str] = {}
     seed_keys: list[tuple[str, str]] = []
     all_hits: list[tuple[float, GraphView, str]] = []
     hidden: list[str] = []  # matches not served as current (stale or superseded)
@@ -119,6 +121,23 @@ def query(
         key = (view.scope.name, nid)
         scored[key] = score / top
         seed_keys.append(key)
+    _expand(by_name, seed_keys, scored, via, depth, include_stale, filters)
+    ordered = seed_keys + sorted((k for k in scored if k not in seed_keys), key=lambda k: (-scored[k], k))
+    answer = _render_query(question, ordered, set(seed_keys), scored, via, by_name, terms, budget, multi=len(views) > 1)
+    if not answer["hits"] and hidden:
+        answer["hidden_matches"] = len(hidden)
+    return answer
+
+
+def _expand(views: dict[str, GraphView], seed_keys: list[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str],
+            depth: int, include_stale: bool, filters: Filters) -> None:
+    """Best-first from the seeds, up to `depth` hops: a neighbour scores its parent's relevance ×
+    the edge's score × 0.5 and keeps its best route (the edge's JSON) in `via`. Tag hubs are never
+    followed.
+
+    An end is loaded only when its edge could raise its score; the ends of one node's edges are
+    loaded in one read, then judged in edge order exactly as if each had been read alone.
+    """
     frontier = [(-scored[k], 0, k) for k in seed_keys]
     heapq.heapify(frontier)
     expanded: set[tuple[str, str]] = set()
@@ -127,24 +146,24 @@ def query(
         if key in expanded or hops >= depth:
             continue
         expanded.add(key)
-        view = by_name[key[0]]
-        for e, other in view.neighbours(key[1]):
-            if other in expanded or not view.visible(other, include_stale):
+        view = views[key[0]]
+        steps = []
+        for score, other, e in view.walk_edges(key[1]):
+            relevance = -neg * score * 0.5
+            if relevance > scored.get((key[0], other), 0.0):
+                steps.append((e, other, relevance))
+        view.nodes.prefetch([other for _, other, _ in steps])
+        for e, other, relevance in steps:
+            if not view.visible(other, include_stale):
                 continue
             node = view.nodes[other]
-            if node.get("kind") in HUB_KINDS or e["relation"] in HUB_RELATIONS or not filters.admits(node, view.scope.root):
+            if node.get("kind") in HUB_KINDS or not filters.admits(node, view.scope.root):
                 continue
-            relevance = -neg * float(e.get("score") or 0.0) * 0.5
             okey = (key[0], other)
             if relevance > scored.get(okey, 0.0):
                 scored[okey] = relevance
                 via[okey] = e
                 heapq.heappush(frontier, (-relevance, hops + 1, okey))
-    ordered = seed_keys + sorted((k for k in scored if k not in seed_keys), key=lambda k: (-scored[k], k))
-    answer = _render_query(question, ordered, set(seed_keys), scored, via, by_name, terms, budget, multi=len(views) > 1)
-    if not answer["hits"] and hidden:
-        answer["hidden_matches"] = len(hidden)
-    return answer
 
 
 def estimate_tokens(text: str) -> int:
@@ -157,7 +176,7 @@ def _render_query(
     ordered: list[tuple[str, str]],
     seeds: set[tuple[str, str]],
     scored: dict[tuple[str, str], float],
-    via: dict[tuple[str, str], dict[str, Any]],
+    via: dict[tuple[str, str], str],
     views: dict[str, GraphView],
     terms: list[str],
     budget: int,
@@ -208,7 +227,7 @@ def _render_query(
     return _answer(question, budget, hits, edges[:shown], len(ordered) - len(hits), len(edges) - shown, multi)
 
 
-def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], dict[str, Any]], views: dict[str, GraphView], terms: list[str]) -> dict[str, Any]:
+def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str], views: dict[str, GraphView], terms: list[str]) -> dict[str, Any]:
     view = views[key[0]]
     node = view.nodes[key[1]]
     line, text = snippet(view.scope, node, terms)
@@ -226,7 +245,7 @@ def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[s
         "status": node.get("status", m.LIVE),
     }
     if key in via:
-        e = via[key]
+        e = orjson.loads(via[key])
         hit["via"] = {"source": e["source"], "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence")}
     return hit
 
