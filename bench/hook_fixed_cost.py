@@ -6,7 +6,9 @@ Generates and builds a vault (`gen_vault.py`, model pass off) unless `--vault` n
 then, round after round, runs whole `kg` processes from this checkout and, with `--against`, from
 another one (PYTHONPATH pointed at it, same interpreter and packages): the PostToolUse hook on a
 file outside the vault, on one note given a new `[[link]]`, on one note given a line of prose,
-and a no-op `kg update`. Each process starts after the background work of the one before has
+and a no-op `kg update`. In each round both checkouts edit the same note (a cost depends on the
+note), one after the other, the first alternating from round to round; the import check edits
+the same note for both. Each process starts after the background work of the one before has
 finished (graph.html renders, clustering), and is timed by its CPU (user + sys of the child: the
 process's own work, moved less than wall time by other load on a shared machine) and wall time.
 Prints the median of each, the difference between the two checkouts, and which modules of the
@@ -62,26 +64,24 @@ class Vault:
     def __init__(self, vault: Path, work: Path) -> None:
         self.vault, self.work = vault, work
         self.notes = sorted(vault.glob("area0*/*.md"))
-        self.count = 0
 
     def payload(self, path: Path) -> str:
         return json.dumps({"session_id": "bench", "cwd": str(self.work), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(path)}})
 
-    def edit(self, link: bool) -> Path:
-        """Append a line to the next note: a new `[[link]]` to another note, or prose."""
-        self.count += 1
-        note = self.notes[(self.count * 13) % len(self.notes)]
-        target = self.notes[(self.count * 7 + 3) % len(self.notes)].stem
+    def edit(self, link: bool, key: int) -> Path:
+        """Append a line to note number `key`: a new `[[link]]` to another note, or prose."""
+        note = self.notes[(key * 13) % len(self.notes)]
+        target = self.notes[(key * 7 + 3) % len(self.notes)].stem
         with note.open("a", encoding="utf-8") as handle:
             handle.write(f"\nEdited by the bench at {time.time()}" + (f", see [[{target}]].\n" if link else ".\n"))
         return note
 
 
-def run_step(step: str, vault: Vault, env: dict[str, str]) -> tuple[float, float, str]:
+def run_step(step: str, vault: Vault, env: dict[str, str], key: int) -> tuple[float, float, str]:
     settle(vault.vault / "kg-out")
     if step == "kg update, no-op":
         return one_process(["update"], env)
-    path = vault.work / "elsewhere" / "main.py" if step == "post-tool-use, outside" else vault.edit(link=step.endswith("link"))
+    path = vault.work / "elsewhere" / "main.py" if step == "post-tool-use, outside" else vault.edit(step.endswith("link"), key)
     return one_process(["hook", "post-tool-use"], env, vault.payload(path))
 
 
@@ -89,7 +89,7 @@ def imported(vault: Vault, env: dict[str, str]) -> list[str]:
     """The watched modules a link-edit hook process of this checkout imports."""
     settle(vault.vault / "kg-out")
     args = ["hook", "post-tool-use"]
-    done = subprocess.run([sys.executable, "-X", "importtime", *KG[1:], *args], input=vault.payload(vault.edit(link=True)),
+    done = subprocess.run([sys.executable, "-X", "importtime", *KG[1:], *args], input=vault.payload(vault.edit(True, 0)),
                           capture_output=True, text=True, env=env, cwd=env["PYTHONPATH"], timeout=300)
     names = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     return [m for m in WATCHED if m in names]
@@ -127,13 +127,14 @@ def main(args: argparse.Namespace) -> None:
 def report(vault: Vault, sides: dict[str, dict[str, str]], runs: int, notes: int) -> None:
     cpu: dict[tuple[str, str], list[float]] = {}
     wall: dict[tuple[str, str], list[float]] = {}
-    for _ in range(runs):
+    for r in range(runs):
         for step in STEPS:
-            for side, env in sides.items():
-                c, w, _ = run_step(step, vault, env)
+            # both checkouts edit the same note in a round, first one then the other, in turn
+            for side in list(sides)[:: 1 if r % 2 == 0 else -1]:
+                c, w, _ = run_step(step, vault, sides[side], r * len(STEPS) + STEPS.index(step) + 1)
                 cpu.setdefault((step, side), []).append(c)
                 wall.setdefault((step, side), []).append(w)
-    print(f"{notes} notes, {runs} rounds, each step run by each checkout in turn; medians (ms)")
+    print(f"{notes} notes, {runs} rounds, each step run by each checkout on the same note, which goes first alternating; medians (ms)")
     names = list(sides)
     for step in STEPS:
         for side in names:
