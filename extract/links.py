@@ -26,7 +26,11 @@ WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 # stay linear, so a destination stops at the next `[` (a failed `[x](` may not rescan the line).
 MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*+\])*+)\]\(\s*+<?([^)\s>\[]++)>?(?:\s++\"[^\"\n]{0,500}+\")?\s*+\)")
 URL_RE = re.compile(r"\b(?:[a-z][a-z0-9+.-]{0,31}+://|www\.|mailto:)\S+", re.IGNORECASE)
-INLINE_TAG_RE = re.compile(r"(?<![\w/#&\]\)])#([A-Za-z0-9_\-/\u00C0-\uFFFF]+)")
+# A tag's characters are [A-Za-z0-9_\-/\u00C0-\uFFFF], written as what they are not (the other code
+# points up to U+00BF, and those above U+FFFF): `re` compiles a range as wide as \u00C0-\uFFFF by
+# walking each code point in it, 2 ms of every process that reads a note; this class, in microseconds.
+TAG_CHARS = r"[^\x00-\x2c\x2e\x3a-\x40\x5b-\x5e\x60\x7b-\xbf\U00010000-\U0010ffff]"
+INLINE_TAG_RE = re.compile(r"(?<![\w/#&\]\)])#(" + TAG_CHARS + "+)")
 BLOCK_ID_RE = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$")
 
 MAX_HEADING_CHARS = 200

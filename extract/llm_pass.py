@@ -47,7 +47,7 @@ class Settings:
 
     @property
     def options(self) -> dict[str, Any]:
-        from .llm_prompt import request_options
+        from .llm_schema import request_options
 
         return request_options(self.num_ctx)
 
@@ -56,7 +56,7 @@ class Settings:
 
         if not self.enabled:
             return {"enabled": False, "stated": STATED_VERSION, "verifier": VERIFIER_VERSION}
-        from .llm_prompt import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
+        from .llm_schema import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
 
         return {
             "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
@@ -119,12 +119,14 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
         return ext
     if not s.enabled:
         return _stated_only(rel, data, ext, STATED)
-    from .llm_prompt import asks_the_model, chunk_key, merge_answers, plan_note
-    from .llm_cache import LlmCache
+    from .prose import asks_the_model
 
     text = decode(data)
     if s.digest is None and asks_the_model(text):  # a note with nothing to ask needs no
         return _stated_only(rel, data, _pending(rel, ext), m.PENDING)  # model: pending, an update would keep it so
+    from .llm_cache import LlmCache
+    from .llm_prompt import chunk_key, merge_answers, plan_note
+
     plan = plan_note(ext.meta.get("title") or Path(rel).stem, text, s.num_ctx)
     keys = [chunk_key(prompt, s.model, s.digest, s.options) for prompt in plan.prompts]
     cache = ctx.state.setdefault("llm_cache", LlmCache(s.cache_dir))
@@ -139,15 +141,17 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
 def _stated_only(rel: str, data: bytes, ext: m.Extraction, status: str) -> m.Extraction:
     """The note with what verification needs to add the relations its structure states, when it
     states any (``meta["llm"]["stated"]``); the model's answer is empty until it arrives."""
-    from .llm_prompt import prose_lines
-    from .relation_types import type_from_tags
-    from .stated_relations import may_state, stated_relations
+    from .stated_gate import may_state
 
     node = ext.nodes.get(m.note_id(rel)) or {}
-    title = ext.meta.get("title") or Path(rel).stem
     props = node.get("props")
     if not may_state(ext.meta.get("headings") or [], props, data):
-        return ext
+        return ext  # most notes: nothing more is imported
+    from .prose import prose_lines
+    from .relation_types import type_from_tags
+    from .stated_relations import stated_relations
+
+    title = ext.meta.get("title") or Path(rel).stem
     raw = prose_lines(decode(data))[0]
     if not stated_relations(raw, title, props, type_from_tags(node.get("tags", []), [title, *node.get("aliases", [])])):
         return ext

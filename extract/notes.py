@@ -312,12 +312,23 @@ class NoteIndex:
         self.by_path: dict[str, str] = {}
         self.by_stem: dict[str, list[str]] = {}
         self.by_alias: dict[str, list[str]] = {}
+        by_path, by_stem, by_alias = self.by_path, self.by_stem, self.by_alias
+        # `_strip_md(relpath).lower()` and `posixpath.basename`, spelled out: a link patch builds
+        # this over every note of the vault on each edit (tests/test_notes_extract.py checks it)
         for relpath in sorted(extractions if aliases is None else aliases):
-            key = _strip_md(relpath).lower()
-            self.by_path[key] = relpath
-            self.by_stem.setdefault(posixpath.basename(key), []).append(relpath)
+            path = relpath.strip().replace("\\", "/")
+            key = path.lower()
+            if key.endswith(".md"):
+                key = path[:-3].lower()
+            by_path[key] = relpath
+            stem = key[key.rfind("/") + 1:]
+            same = by_stem.get(stem)
+            if same is None:
+                by_stem[stem] = [relpath]
+            else:
+                same.append(relpath)
             for alias in extractions[relpath].hot("aliases", []) if aliases is None else aliases[relpath]:
-                self.by_alias.setdefault(alias.lower(), []).append(relpath)
+                by_alias.setdefault(alias.lower(), []).append(relpath)
 
     def headings(self, relpath: str) -> list[list[Any]]:
         """A note's headings, read only for notes that a `[[Note#Heading]]` link points at."""

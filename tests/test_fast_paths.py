@@ -283,6 +283,67 @@ def test_a_no_op_update_process_imports_nothing_heavy(tmp_path: Path) -> None:
     assert "HEAVY []" in done.stdout, done.stdout
 
 
+# what a hook or a no-op process imports -------------------------------------------------------------
+
+MODEL_PASS_MODULES = ("extract.llm_prompt", "extract.stated_relations", "extract.entities", "extract.verify", "extract.pair_candidates", "difflib")
+_MODULES = "print('MODULES', sorted(m for m in sys.modules if m.startswith(('extract.', 'vault_kg.link_patch')) or m == 'difflib'))\n"
+
+
+def _clustered(vault: Path) -> None:
+    """Wait for the clustering a hook left to a background process."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        stamp = _graph(vault)["graph"]["stamp"]
+        if stamp["graph"] == stamp["communities"] and not cluster_job.running(vault / "kg-out"):
+            break
+        time.sleep(0.2)
+    assert stamp["graph"] == stamp["communities"], (vault / "kg-out" / "communities.log").read_text()
+
+
+def _modules(stdout: str) -> list[str]:
+    return next(json.loads(line.split(" ", 1)[1].replace("'", '"')) for line in stdout.splitlines() if line.startswith("MODULES "))
+
+
+def test_a_link_edit_hook_process_imports_none_of_the_model_pass(tmp_path: Path) -> None:
+    """With the model pass off, a note whose structure states no relation needs none of the
+    planner, the relation rules or the entity names (`extract.stated_gate` answers)."""
+    vault = _vault(tmp_path / "v")
+    (tmp_path / "config.toml").write_text(f'vault = "{vault}"\n[projects]\n')
+    run(vault_scope(vault))
+    note = _link_edit(vault, 11, "Note 13")
+    payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
+    code = "import sys\nfrom hooks.dispatch import main\nmain(['post-tool-use'])\n" + _MODULES
+    env = {k: v for k, v in os.environ.items() if k != "KG_VAULT"}
+    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert not done.stderr, done.stderr
+    modules = _modules(done.stdout)
+    assert {"extract.notes", "extract.llm_pass", "extract.stated_gate", "vault_kg.link_patch"} <= set(modules), modules  # the note was read and patched
+    assert not set(MODEL_PASS_MODULES) & set(modules), modules
+    _clustered(vault)
+    assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def test_with_the_model_pass_on_a_no_op_and_an_edit_import_no_planner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass's mode (versions, prompt digest, options) comes from `extract.llm_schema`, and a
+    note with prose and no model reachable yet is marked pending by `extract.prose` alone."""
+    monkeypatch.setenv("KG_OLLAMA", "on")
+    vault = _vault(tmp_path / "v", notes=10)
+    scope = vault_scope(vault)
+    run(scope)
+    update = "import sys\nsys.argv = ['kg', 'update', '--vault', sys.argv[1]]\nfrom vault_kg.entry import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+    done = subprocess.run([sys.executable, "-c", update + _MODULES, str(vault)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
+    assert "nothing to rewrite" in done.stdout, done.stdout + done.stderr
+    modules = _modules(done.stdout)
+    assert "extract.llm_schema" in modules and not set(MODEL_PASS_MODULES) & set(modules), modules
+    note = _link_edit(vault, 3, "Note 5")
+    edit = "import sys\nfrom pathlib import Path\nfrom vault_kg.engine import run\nfrom vault_kg.scopes import vault_scope\nrun(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+    done = subprocess.run([sys.executable, "-c", edit + _MODULES, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
+    modules = _modules(done.stdout)
+    assert "extract.prose" in modules and not set(MODEL_PASS_MODULES) & set(modules), modules + [done.stderr]
+    assert {n["id"]: n for n in _graph(vault)["nodes"]}["note:Note 3.md"]["status"] == "pending"
+    assert artifacts(vault) == scratch(vault, tmp_path)
+
+
 # communities off the hot path ------------------------------------------------------------------
 
 def _link_edit(vault: Path, i: int, target: str) -> Path:
@@ -376,13 +437,7 @@ def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_pa
     payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
     done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and not done.stderr, done.stderr
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        stamp = _graph(vault)["graph"]["stamp"]
-        if stamp["graph"] == stamp["communities"] and not cluster_job.running(vault / "kg-out"):
-            break
-        time.sleep(0.2)
-    assert stamp["graph"] == stamp["communities"], (vault / "kg-out" / "communities.log").read_text()
+    _clustered(vault)
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 

@@ -325,3 +325,22 @@ def test_an_edit_that_renames_nothing_skips_the_name_tables(tmp_path: Path, monk
     run(vault_scope(vault), paths=[vault / "Other.md"])
     assert calls == [1]
     assert (m.note_id("payments-api.md"), "depends_on", "note:Other.md") in {(s, r, t) for s, r, t, _, _ in _stated_edges(vault)}
+
+
+def test_the_gate_admits_every_heading_a_rule_reads() -> None:
+    """`stated_gate.may_state` answers for most notes without importing the rules: it must say yes
+    to each heading one of `stated_relations.HEADINGS` reads, and no to the others."""
+    from extract.stated_gate import may_state
+    from extract.stated_relations import HEADINGS
+
+    headings = [
+        "Dependencies", "Depends on", "Used by", "Owners", "Maintained by", "Who owns it", "Members", "Replaced by",
+        "Predecessors", "Integrations", "Stack", "What it talks to", "Tooling", "Notes", "History", "Overview",
+        "Ownership", "Owner's manual", "Tools and tips", "Downstream consumers", "Setup", "Integration tests",
+    ]
+    for heading in headings:
+        expected = any(pattern.search(heading) for pattern, _, _ in HEADINGS)
+        assert may_state([[2, heading, 5]], None, b"text") == expected, heading
+    assert sum(may_state([[2, h, 5]], None, b"") for h in headings) >= 10
+    assert may_state([], {"depends_on": "[[Kafka]]"}, b"") and not may_state([], {"colour": "red"}, b"")
+    assert may_state([], None, b"| Service | Owner |\n|---|---|\n") and not may_state([], None, b"| a | b |\n")

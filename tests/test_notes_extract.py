@@ -113,3 +113,50 @@ def test_frontmatter_not_a_mapping() -> None:
 def test_tags_as_string_and_crlf() -> None:
     ext = extract_note("s.md", b"---\r\nsummary: s\r\ntags: tool/a, scope/global topic/x\r\n---\r\nbody\r\n")
     assert ext.nodes[m.note_id("s.md")]["tags"] == ["scope/global", "tool/a", "topic/x"]
+
+
+def test_the_note_index_is_the_lookup_tables_the_rules_describe() -> None:
+    """`NoteIndex` builds its tables with `_strip_md` and `basename` spelled out (a link patch
+    builds it over the whole vault on every edit): the same tables, lists in the same order, as
+    those calls give, on paths with upper-case `.MD`, backslashes, spaces, shared names and
+    letters whose lower case is longer."""
+    import posixpath
+
+    from extract.notes import NoteIndex, _strip_md
+
+    def tables(aliases: dict[str, list[str]]) -> list[dict]:
+        by_path: dict[str, str] = {}
+        by_stem: dict[str, list[str]] = {}
+        by_alias: dict[str, list[str]] = {}
+        for relpath in sorted(aliases):
+            key = _strip_md(relpath).lower()
+            by_path[key] = relpath
+            by_stem.setdefault(posixpath.basename(key), []).append(relpath)
+            for alias in aliases[relpath]:
+                by_alias.setdefault(alias.lower(), []).append(relpath)
+        return [by_path, by_stem, by_alias]
+
+    aliases = {
+        "Alpha.md": ["A", "first"], "area/Alpha.md": ["a"], "Area/BETA.MD": [], "deep/er/Gamma.md": ["Γ", "gamma"],
+        "win\\path\\Note.md": [], " padded .md": ["x"], "İstanbul.md": ["City"], "notes/readme": [], "x.md.md": [],
+    }
+    exts = {rel: extract_note(rel, ("---\naliases: [" + ", ".join(names) + "]\n---\ntext\n").encode()) for rel, names in aliases.items()}
+    for index, expected in ((NoteIndex({}, aliases), tables(aliases)), (NoteIndex(exts), tables({r: e.hot("aliases", []) for r, e in exts.items()}))):
+        built = [index.by_path, index.by_stem, index.by_alias]
+        assert built == expected and [list(t) for t in built] == [list(t) for t in expected]
+    index = NoteIndex({}, aliases)
+    assert index.lookup("alpha") == ["Alpha.md"] and index.lookup("beta") == ["Area/BETA.MD"] and index.lookup("Γ") == ["deep/er/Gamma.md"]
+    assert index.lookup("win/path/note") == ["win\\path\\Note.md"]
+
+
+def test_tag_characters_are_the_class_they_stand_for() -> None:
+    """`links.TAG_CHARS` spells [A-Za-z0-9_\\-/\\u00C0-\\uFFFF] by what it is not (it compiles in
+    microseconds where the range takes milliseconds): the same code points, all of them."""
+    import re
+
+    from extract.links import TAG_CHARS
+
+    every = "".join(map(chr, range(0x110000)))
+    ours = [m.start() for m in re.finditer(TAG_CHARS, every)]
+    assert ours == [m.start() for m in re.finditer(r"[A-Za-z0-9_\-/\u00C0-\uFFFF]", every)]
+    assert len(ours) == 26 * 2 + 10 + 3 + (0xFFFF - 0xC0 + 1)

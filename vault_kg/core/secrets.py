@@ -18,14 +18,21 @@ PLACEHOLDER = "[REDACTED:{kind}]"
 @dataclass(frozen=True)
 class _Rule:
     kind: str
-    pattern: re.Pattern[str]
+    regex: str
+    flags: int = 0
     group: int = 0  # the group that holds the secret itself (0: the whole match)
     hints: tuple[str, ...] = ()  # lowercase substrings every match contains (empty: always run)
     needs: tuple[str, ...] = ()  # case-sensitive substrings of the text, one of which every match contains
 
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled the first time some text holds the rule's hints: a process that only reads
+        clean text (a hook re-reading one note) never compiles it."""
+        return re.compile(self.regex, self.flags)
+
 
 def _rule(kind: str, regex: str, group: int = 0, flags: int = 0, needs: tuple[str, ...] = ()) -> _Rule:
-    return _Rule(kind, re.compile(regex, flags), group, _HINTS.get(kind, ()), needs)
+    return _Rule(kind, regex, flags, group, _HINTS.get(kind, ()), needs)
 
 
 # The `NAME=value` rules match case-sensitively: an upper- or a lowercase key word must be there.
