@@ -3,11 +3,11 @@
 The hook's update (inside `ranking.deferring_whole_graph()`) either writes graph.json with fresh
 ranks and provisional communities, or (a one-note link patch) leaves ranks and artifacts owed
 (`vault_kg.owed`), and calls `launch`. This job first ranks what is owed, under the scope's
-lock, through an update that works from the cache alone (`owed.finish`; the artifacts wait for
+lock, through an update that works from the cache alone (`owed.finish_owed`; the artifacts wait for
 the clustering, so they are written once). It then clusters a
 snapshot of the committed graph (read-only, without the scope's lock, so the agent's next edit
 never waits for Leiden), installs the answer in the cache if the graph is still the one it
-clustered, and then runs a short update (`owed.finish` again) that writes the artifacts with it. If another edit
+clustered, and then runs a short update (`owed.finish_owed` again) that writes the artifacts with it. If another edit
 landed meanwhile, it clusters again (a few rounds at most; the next update finishes the job
 otherwise). At most one job runs and one waits per scope, like the graph.html renders.
 """
@@ -114,7 +114,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
             cache.rollback()
             return False
         cache.put_blob(BLOB, (digest, ranks, assignment, communities, digest))
-        cache.set_meta(OWED, {**(cache.get_meta(OWED) or {}), "owners": []})  # the artifacts: written by the short update that follows (`owed.finish`)
+        cache.set_meta(OWED, {**(cache.get_meta(OWED) or {}), "owners": []})  # the artifacts: written by the short update that follows (`owed.finish_owed`)
         cache.commit()
         return True
     finally:
@@ -131,7 +131,7 @@ def settle(scope: Scope) -> bool:
 
     for _ in range(ROUNDS):
         if owed(scope.out):
-            with deferring_communities(), clustering_next():  # ranks of the graph a hook's link patch stored (`owed.finish`)
+            with deferring_communities(), clustering_next():  # ranks of the graph a hook's link patch stored (`owed.finish_owed`)
                 run(scope, paths=[])
         found = snapshot(scope.out)
         if found is None:

@@ -38,7 +38,7 @@ from .extract_pool import Read, extracted, read_source, worker_count
 from .import_ahead import import_ahead
 from .run_result import RunResult, fill_counts as _fill_counts
 from .scopes import Scope
-from .owed import OWED, finish as finish_owed, owed_owners
+from .owed import OWED, finish_owed, owed_owners
 from .up_to_date import SWEPT, artifacts_current as _artifacts_current, deps_changed, pass_modules, record_artifacts as _record_artifacts
 
 Progress = Callable[[str, int, int], None]

@@ -10,7 +10,7 @@ the rank's edge table lacks in `OWED`. Ranks, communities, the edge table and th
 describing the last ranked graph, which graph.json's stamp names; `retry` makes every later
 update (and the no-op probe) see that work is left.
 
-`vault_kg.cluster_job` then takes the scope's lock and runs an update that ends in `finish`: the
+`vault_kg.cluster_job` then takes the scope's lock and runs an update that ends in `finish_owed`: the
 edge table patched with the owed owners' rows, PageRank, and the artifacts, from the cache alone
 (no extraction is loaded); then Leiden off the lock as before. Any other update that comes first
 does the same work on its way (`engine.rank_nodes` folds the owed owners in and clears `OWED`).
@@ -69,7 +69,7 @@ def defer(run: Run, groups: dict[str, list[dict[str, Any]]], encoded: dict[str, 
     run.done = True
 
 
-def finish(run: Run) -> None:
+def finish_owed(run: Run) -> None:
     """Engine stage after `scan`: when what a hook deferred is the only work left, do it from the
     cache (no extraction loaded, no file read) and end the run."""
     from .engine import rank_nodes, write_artifacts
@@ -105,7 +105,7 @@ def finish(run: Run) -> None:
 @contextmanager
 def clustering_next() -> Iterator[None]:
     """The background job's first update: when the communities it is about to compute are all
-    that is left, `finish` ranks and leaves the artifacts (and graph.html's render) to the update
+    that is left, `finish_owed` ranks and leaves the artifacts (and graph.html's render) to the update
     after the clustering, so they are written once."""
     token = _CLUSTERING_NEXT.set(True)
     try:
