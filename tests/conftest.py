@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"
+CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
+CLAUDE_PREFIX = Path(os.environ.get("KG_CLAUDE_PREFIX") or Path.home() / ".cache" / "kg-vault-ci" / "claude-code")
 
 # Hypothesis profiles. `default` is derandomized: CI and a plain `pytest` draw the same examples on
 # every run, so a latent bug cannot fail a run by luck; it is found by exploring and then replayed
@@ -63,3 +65,18 @@ def kg_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None =
 @pytest.fixture
 def kg():
     return kg_process
+
+
+@pytest.fixture(scope="session")
+def claude() -> str:
+    """The real Claude Code CLI: `$CLAUDE_BIN`, `claude` on PATH, or npm's install in `CLAUDE_PREFIX`
+    (where `.ci/run` puts it; installed there on first use)."""
+    found = os.environ.get("CLAUDE_BIN") or shutil.which("claude")
+    local = CLAUDE_PREFIX / "node_modules" / ".bin" / "claude"
+    if not found and not local.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail(f"the Claude Code CLI is needed and npm is missing: install Node.js, then `npm install --prefix {CLAUDE_PREFIX} {CLAUDE_PACKAGE}`")
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(CLAUDE_PREFIX), CLAUDE_PACKAGE], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"npm install {CLAUDE_PACKAGE} failed:\n{done.stderr[-2000:]}"
+    return found or str(local)

@@ -17,7 +17,7 @@ from vault_kg import cluster_job
 from vault_kg.engine import run
 from vault_kg.owed import owed_owners
 from vault_kg.quick_update import probe
-from vault_kg.ranking import deferring_whole_graph
+from vault_kg.ranking import deferring_communities, deferring_whole_graph
 from vault_kg.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
@@ -137,19 +137,25 @@ def test_a_whole_route_update_folds_in_what_a_hook_left(tmp_path: Path) -> None:
 
 
 def test_the_job_refuses_to_install_communities_while_ranks_are_owed(tmp_path: Path) -> None:
+    """The race the job runs off the lock: it snapshots the graph and clusters it, and an edit a
+    hook stores meanwhile must keep that partition out (its ranks would describe an older graph)."""
     from vault_kg import rank
+    from vault_kg.owed import clustering_next
 
     vault = _built(tmp_path)
     scope = vault_scope(vault)
     note = vault / "Note 4.md"
     note.write_text(note.read_text() + "\nsee [[Note 5]]\n")
     _hook(vault, note)
-    run(scope, paths=[])  # what the job does first ...
-    with deferring_whole_graph():  # ... but an edit lands before it clusters
-        note.write_text(note.read_text() + "\nsee [[Note 7]]\n")
-        run(scope, paths=[note])
+    with deferring_communities(), clustering_next():  # what the job does first
+        run(scope, paths=[])
     found = cluster_job.snapshot(scope.out)
-    assert found is None or not cluster_job.install(scope.out, found[0], found[3], *rank.communities(found[1], found[2], found[3]))
+    assert found is not None  # the communities are behind the ranked graph
+    clustered = rank.communities(found[1], found[2], found[3])
+    note.write_text(note.read_text() + "\nsee [[Note 7]]\n")
+    _hook(vault, note)  # an edit lands while the job clusters
+    assert _owed(vault) == ["Note 4.md"]
+    assert not cluster_job.install(scope.out, found[0], found[3], *clustered)
     assert cluster_job.settle(scope)
     assert artifacts(vault) == scratch(vault, tmp_path)
 

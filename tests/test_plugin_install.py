@@ -4,7 +4,8 @@
 vault-kg@vault-kg --config ...` and `claude mcp list` (which starts the plugin's MCP server through
 the launcher and reports whether it connected) need no login. The CLI comes from npm
 (`@anthropic-ai/claude-code`): `claude` on PATH, `$CLAUDE_BIN`, or installed into
-`$KG_CLAUDE_PREFIX` (default ~/.cache/kg-vault-ci/claude-code) on first use, as `.ci/run` does.
+`$KG_CLAUDE_PREFIX` (default ~/.cache/kg-vault-ci/claude-code) on first use, as `.ci/run` does
+(the `claude` fixture, in conftest.py).
 """
 
 from __future__ import annotations
@@ -20,22 +21,7 @@ import pytest
 from conftest import REPO
 from test_plugin_launcher import fake_kg, path_without_kg
 
-PACKAGE = "@anthropic-ai/claude-code"
-PREFIX = Path(os.environ.get("KG_CLAUDE_PREFIX") or Path.home() / ".cache" / "kg-vault-ci" / "claude-code")
 NOT_CHECKED_OUT = shutil.ignore_patterns(".git", ".venv", "kg-out", "__pycache__", "*.egg-info", ".pytest_cache", "node_modules")
-
-
-@pytest.fixture(scope="module")
-def claude() -> str:
-    found = os.environ.get("CLAUDE_BIN") or shutil.which("claude")
-    local = PREFIX / "node_modules" / ".bin" / "claude"
-    if not found and not local.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"the Claude Code CLI is needed and npm is missing: install Node.js, then `npm install --prefix {PREFIX} {PACKAGE}`")
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(PREFIX), PACKAGE], capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, f"npm install {PACKAGE} failed:\n{done.stderr[-2000:]}"
-    return found or str(local)
 
 
 @pytest.fixture

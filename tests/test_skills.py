@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -73,8 +72,7 @@ def test_skills_name_only_mcp_tools_the_server_has() -> None:
     assert named <= tools, named - tools
 
 
-@pytest.mark.skipif(shutil.which("claude") is None, reason="the Claude Code CLI is not installed (npm i -g @anthropic-ai/claude-code)")
-def test_claude_code_validates_the_plugin_its_skills_and_hooks() -> None:
-    done = subprocess.run(["claude", "plugin", "validate", "--strict", ".claude-plugin/plugin.json"], cwd=REPO, capture_output=True, text=True, timeout=120)
+def test_claude_code_validates_the_plugin_its_skills_and_hooks(claude: str) -> None:
+    done = subprocess.run([claude, "plugin", "validate", "--strict", ".claude-plugin/plugin.json"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout
