@@ -152,5 +152,6 @@ def report(vault: Vault, sides: dict[str, dict[str, str]], runs: int, notes: int
 
 if __name__ == "__main__":
     options = parse()
-    with record("hook_fixed_cost" + ("_model_pass_on" if options.model_pass == "on" else "")):
+    page = "hook_fixed_cost" + ("_model_pass_on" if options.model_pass == "on" else "") + ("" if options.notes == 10_000 else f"_{options.notes}_notes")
+    with record(page):
         main(options)

@@ -87,11 +87,12 @@ def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     from vault_kg import cluster_job
     from vault_kg.edits import notes_dirtied
     from vault_kg.engine import run
+    from vault_kg.html_job import rendering_later
     from vault_kg.ranking import deferring_communities
     from vault_kg.scopes import project_scope
 
     scope = project_scope(project, env.cfg)
-    with deferring_communities():
+    with deferring_communities(), rendering_later():
         cluster_job.after_run(scope, run(scope, paths=[env.cfg.projects[project] / rel]))
     if env.vault is None:
         return []

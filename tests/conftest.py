@@ -67,6 +67,22 @@ def kg():
     return kg_process
 
 
+def hook_modules(path: Path, cwd: Path, env: dict[str, str] | None = None) -> set[str]:
+    """The modules a real `kg hook post-tool-use` process for an Edit of `path` had imported by its end."""
+    import json
+
+    payload = {"session_id": "t", "cwd": str(cwd), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(path)}}
+    code = (
+        "import json, sys; sys.argv = ['kg', 'hook', 'post-tool-use']\n"
+        "from vault_kg.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('MODULES', json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))[len("MODULES "):]))
+
+
 @pytest.fixture(scope="session")
 def claude() -> str:
     """The real Claude Code CLI: `$CLAUDE_BIN`, `claude` on PATH, or npm's install in `CLAUDE_PREFIX`

@@ -18,6 +18,7 @@ from vault_kg.cache import ScopeCache
 from vault_kg.engine import run
 from vault_kg.scopes import vault_scope
 
+from conftest import hook_modules
 from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,15 +201,8 @@ def test_the_hook_on_a_prose_edit_imports_nothing_heavy(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "build"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
     note = vault / "Note 3.md"
     _append(note, "\nprose only\n")
-    payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
-    code = (
-        "import sys; sys.argv = ['kg', 'hook', 'post-tool-use']\n"
-        "from vault_kg.entry import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules), 'PATCH', 'vault_kg.note_patch' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert "HEAVY [] PATCH True" in done.stdout, done.stdout + done.stderr
+    modules = hook_modules(note, ROOT, env)
+    assert not set(HEAVY) & modules and "vault_kg.note_patch" in modules, sorted(set(HEAVY) & modules)
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 

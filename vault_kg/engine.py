@@ -606,22 +606,16 @@ def _ranking(cache: ScopeCache, nodes: dict[str, dict[str, Any]], table: rank.Ed
 
 def _needs_edge_list(scope: Scope, nodes: dict[str, Any]) -> bool:
     """Whether the report (import cycles, code scopes) or an inline graph.html needs every edge."""
-    return scope.kind == "code" or _html_mode(len(nodes)) == "inline"
+    from .html_job import html_mode
 
-
-def _html_mode(nodes: int) -> str:
-    """How graph.html gets written: "off", "inline", or "background" for large graphs (KG_HTML)."""
-    from .html_job import HTML_INLINE_NODES
-
-    mode = os.environ.get("KG_HTML", "auto").lower()
-    if mode in ("off", "0", "false", "no"):
-        return "off"
-    return "inline" if mode == "inline" or nodes <= HTML_INLINE_NODES else "background"
+    return scope.kind == "code" or html_mode(len(nodes)) == "inline"
 
 
 def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult) -> None:
-    """graph.html inline for small graphs; large ones render in a detached process (see html_job)."""
-    mode = _html_mode(len(data["nodes"]))
+    """graph.html inline for small graphs; large ones, and a hook's, render in a detached process (see html_job)."""
+    from .html_job import html_mode
+
+    mode = html_mode(len(data["nodes"]))
     if mode == "off":
         return
     if mode == "background":  # before importing the renderer: its layout code imports numpy

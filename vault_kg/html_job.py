@@ -5,6 +5,8 @@ for: the engine renders small graphs inline and hands large ones to this module 
 process (`python -m vault_kg.html_job OUT_DIR`), at low priority. Renders queue on the lock,
 each reads the newest graph.json, and a render that finds one already waiting leaves, so the last
 one to finish always matches the last graph written and a burst of edits renders twice at most.
+A hook renders in the background whatever the graph's size (`rendering_later`): a page of a few
+hundred nodes still costs the render's imports and layout, most of a hook's time.
 """
 
 from __future__ import annotations
@@ -12,9 +14,34 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Iterator
 
 HTML_INLINE_NODES = int(os.environ.get("KG_HTML_INLINE_NODES", "3000"))
+_LATER: ContextVar[bool] = ContextVar("kg_html_later", default=False)
+
+
+@contextmanager
+def rendering_later() -> Iterator[None]:
+    """Runs inside this block (the PostToolUse hook) leave graph.html to a detached render at any
+    size, unless KG_HTML=inline asks for it in-process."""
+    token = _LATER.set(True)
+    try:
+        yield
+    finally:
+        _LATER.reset(token)
+
+
+def html_mode(nodes: int) -> str:
+    """How graph.html gets written: "off", "inline", or "background" (large graphs, and hooks) (KG_HTML)."""
+    mode = os.environ.get("KG_HTML", "auto").lower()
+    if mode in ("off", "0", "false", "no"):
+        return "off"
+    if mode == "inline" or (nodes <= HTML_INLINE_NODES and not _LATER.get()):
+        return "inline"
+    return "background"
 
 
 def lock_held(path: Path) -> bool:

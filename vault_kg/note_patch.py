@@ -98,7 +98,7 @@ def _candidate(run: Run) -> str | None:
     from .anchor_pass import DAY_META
     from .core.config import load_config
     from .core.errors import KgError
-    from .engine import _html_mode
+    from .html_job import html_mode
 
     try:
         day = today(load_config()).isoformat()
@@ -107,7 +107,7 @@ def _candidate(run: Run) -> str | None:
     if run.cache.get_meta(DAY_META) != day:
         return None
     counts = (run.cache.get_meta("graph", {}) or {}).get("counts", {})
-    return rel if _html_mode(counts.get("nodes", 0)) != "inline" else None
+    return rel if html_mode(counts.get("nodes", 0)) != "inline" else None
 
 
 def _clustering_pending(run: Run) -> bool:
@@ -211,7 +211,8 @@ def _finish(run: Run, extracted: list[str]) -> None:
 def _record_note(run: Run, new: m.Extraction, graph: list[Any], changed: bool) -> None:
     """What `write_artifacts` and `record` do for this edit: graph.json and its recorded stat,
     the note's search text, its warnings, a graph.html render."""
-    from .engine import _html_mode, _record_artifacts, _update_docs
+    from .engine import _record_artifacts, _update_docs
+    from .html_job import html_mode
 
     result, layout, cache, rel = run.result, run.layout, run.cache, new.source
     result.extra["ranking"] = "reused"
@@ -227,7 +228,7 @@ def _record_note(run: Run, new: m.Extraction, graph: list[Any], changed: bool) -
         digest = zlib.crc32(part, digest)
     result.graph_digest = digest
     _record_artifacts(layout, cache, result.graph_digest)
-    if _html_mode(result.nodes) == "background":
+    if html_mode(result.nodes) == "background":
         from .html_job import render_later
 
         result.extra["html"] = "rendering in the background"

@@ -23,7 +23,8 @@ def update_scope(
     A `long_lived` caller (the MCP server) starts the worker at once; a command's worker waits
     for the command to exit. `defer_communities` (the PostToolUse hook) keeps Leiden off the caller's
     path, and a one-note link patch's ranks and artifacts too: a detached job does them afterwards
-    (`vault_kg.ranking`, `vault_kg.owed`, `vault_kg.cluster_job`). Returns the
+    (`vault_kg.ranking`, `vault_kg.owed`, `vault_kg.cluster_job`); graph.html renders detached at
+    any size (`vault_kg.html_job.rendering_later`). Returns the
     engine's RunResult.
     """
     from .core.config import load_config
@@ -32,9 +33,10 @@ def update_scope(
 
     if defer_communities:
         from . import cluster_job
+        from .html_job import rendering_later
         from .ranking import deferring_whole_graph
 
-        with deferring_whole_graph():
+        with deferring_whole_graph(), rendering_later():
             result = run(scope, paths=paths, force=force)
         cluster_job.after_run(scope, result)
     else:
