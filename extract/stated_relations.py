@@ -22,7 +22,7 @@ from typing import Any
 
 from .entities import canonical_name
 from .links import HEADING_RE, WIKILINK_RE, parse_wikilink
-from .stated_gate import COLUMNS, HEADING_RULES, PROPERTIES, may_state  # noqa: F401 (may_state: re-exported)
+from .stated_gate import COLUMNS, HEADING_RULES, PROPERTIES
 
 HEADINGS: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), relation, item_first) for pattern, relation, item_first in HEADING_RULES

@@ -98,6 +98,15 @@ def counts_of(nodes: dict[str, Node], edges: int, sources: int, by_relation: dic
     }
 
 
+BUILT_ATTRS = ("scope", "kind", "root", "schema_version", "built_with", "god_nodes", "communities", "counts", "skipped", "quarantined")
+
+
+def pass_attrs(graph: dict[str, Any]) -> dict[str, Any]:
+    """What the passes added to a `graph` object: what a run that does not run them (a hook's
+    link patch, the job that finishes its work) carries over. Not `stamp`, which ranking writes."""
+    return {k: v for k, v in graph.items() if k not in BUILT_ATTRS and k != "stamp"}
+
+
 def graph_attrs(
     scope: str, kind: str, root: Path, built_with: str, nodes: dict[str, Node], gods: list[str], communities: list[dict[str, Any]],
     counts: Counts, skipped: Iterable[tuple[str, str]], extra: dict[str, Any],

@@ -14,24 +14,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Iterator
+
+from .block_setting import setting
 
 HTML_INLINE_NODES = int(os.environ.get("KG_HTML_INLINE_NODES", "3000"))
 _LATER: ContextVar[bool] = ContextVar("kg_html_later", default=False)
 
 
-@contextmanager
-def rendering_later() -> Iterator[None]:
+def rendering_later() -> AbstractContextManager[None]:
     """Runs inside this block (the PostToolUse hook) leave graph.html to a detached render at any
     size, unless KG_HTML=inline asks for it in-process."""
-    token = _LATER.set(True)
-    try:
-        yield
-    finally:
-        _LATER.reset(token)
+    return setting(_LATER, True)
 
 
 def html_mode(nodes: int) -> str:

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import orjson
 
+from graph_out.formats import pass_attrs
+
 from .core import model as m
 from .groups import OwnerGroups
 from . import owed
@@ -271,7 +273,7 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
         _record_note(run, new, last)
         return
     run.edges_by_owner = OwnerGroups(groups, kept.groups, encoded)
-    result.extra["graph_attrs"] = owed.pass_attrs(last)
+    result.extra["graph_attrs"] = pass_attrs(last)
     rank_nodes(run)
     write_artifacts(run)
     _record_note(run, new, last)

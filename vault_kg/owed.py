@@ -20,10 +20,13 @@ Once the job has run, everything is byte-identical to a from-scratch build (the 
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
+from graph_out.formats import pass_attrs
+
+from .block_setting import setting
 from .groups import OwnerGroups
 from .ranking import whole_graph_deferred
 from .run_result import fill_counts
@@ -34,14 +37,6 @@ if TYPE_CHECKING:
 
 _CLUSTERING_NEXT: ContextVar[bool] = ContextVar("kg_clustering_next", default=False)
 OWED = "owed"  # meta while ranks and artifacts lag the query tables: {"owners": [...], "edges": count}; None once done
-STANDARD_ATTRS = {"scope", "kind", "root", "schema_version", "built_with", "god_nodes", "communities", "counts", "skipped", "quarantined", "stamp"}
-
-
-def pass_attrs(last: dict[str, Any]) -> dict[str, Any]:
-    """The graph attributes the passes added to the last graph.json (a run without them keeps them)."""
-    return {k: v for k, v in last.items() if k not in STANDARD_ATTRS}
-
-
 def owed_owners(cache: Any) -> list[str] | None:
     """The owners whose edge rows the stored edge table lacks, or None when nothing is owed."""
     owed = cache.get_meta(OWED)
@@ -102,16 +97,11 @@ def finish_owed(run: Run) -> None:
     record(run)
 
 
-@contextmanager
-def clustering_next() -> Iterator[None]:
+def clustering_next() -> AbstractContextManager[None]:
     """The background job's first update: when the communities it is about to compute are all
     that is left, `finish_owed` ranks and leaves the artifacts (and graph.html's render) to the update
     after the clustering, so they are written once."""
-    token = _CLUSTERING_NEXT.set(True)
-    try:
-        yield
-    finally:
-        _CLUSTERING_NEXT.reset(token)
+    return setting(_CLUSTERING_NEXT, True)
 
 
 def record(run: Run) -> None:

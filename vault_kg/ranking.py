@@ -22,36 +22,27 @@ stamps and everything else are then byte-identical to a from-scratch build.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 from . import rank
+from .block_setting import setting
 
 BLOB = "ranking"  # (digest, ranks, assignment, communities, digest the communities describe)
 COMMUNITIES, WHOLE_GRAPH = "communities", "whole graph"
 _DEFER: ContextVar[str] = ContextVar("kg_defer", default="")
 
 
-@contextmanager
-def deferring_communities() -> Iterator[None]:
+def deferring_communities() -> AbstractContextManager[None]:
     """Runs inside this block leave clustering to the background (see the module docstring)."""
-    token = _DEFER.set(COMMUNITIES)
-    try:
-        yield
-    finally:
-        _DEFER.reset(token)
+    return setting(_DEFER, COMMUNITIES)
 
 
-@contextmanager
-def deferring_whole_graph() -> Iterator[None]:
+def deferring_whole_graph() -> AbstractContextManager[None]:
     """What the PostToolUse hook uses: clustering left to the background, and a link patch's
     ranks and artifacts too (`vault_kg.owed`)."""
-    token = _DEFER.set(WHOLE_GRAPH)
-    try:
-        yield
-    finally:
-        _DEFER.reset(token)
+    return setting(_DEFER, WHOLE_GRAPH)
 
 
 def whole_graph_deferred() -> bool:
