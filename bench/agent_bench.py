@@ -11,7 +11,7 @@ start-up for reference. The one-note hook is timed after the previous edit's bac
 render and background job finished, and again back to back (edits faster than the jobs: the update
 shares the cores with them, and may wait for a job's short update); half of the edits add a link,
 half only prose, and each half also gets its own row. A link edit's ranks and artifacts are done by
-a background job (`vault_kg.owed`): the bench reads each job's CPU and wall time from its log line
+a background job (`vault_kg.update.deferred_work`): the bench reads each job's CPU and wall time from its log line
 and prints them under the table, per edit, so the work moved off the hook's path is counted.
 
 Usage: python bench/agent_bench.py [--notes 3000 10000] [--vault DIR (reuse a generated, built vault)] [--runs 15]
@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 
-from vault_kg.job_usage import jobs_in  # noqa: E402
+from vault_kg.jobs.usage import jobs_in  # noqa: E402
 
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 TARGETS = {"python start-up": None, "post-tool-use, outside": 0.100, "post-tool-use, one vault note": None, "  of which prose only": None,
            "  of which a new link": None, "  same, back to back": None,
            "kg update, no-op": None, "session-start": 0.500, "mcp query, warm": 0.100}

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vault import generate  # noqa: E402
 
 INSIDE = {
-    "vault_kg.cache:ScopeCache": ["load_all", "put_source", "put_groups", "sync_graph", "sync_ranks", "put_table", "replace_docs", "commit"],
-    "vault_kg.engine": ["_resolve", "assemble_nodes", "_ranking", "_update_docs", "_write_html"],
+    "vault_kg.storage.cache:ScopeCache": ["load_all", "put_source", "put_groups", "sync_graph", "sync_ranks", "put_table", "replace_docs", "commit"],
+    "vault_kg.update.engine": ["_resolve", "assemble_nodes", "_ranking", "_update_docs", "_write_html"],
     "extract.notes": ["extract_note"],
     "graph_out.graph_json": ["encode_node_link"],
     "graph_out.report": ["render_report"],
@@ -75,8 +75,8 @@ def main() -> None:
     vault = args.vault or work / "vault"
     if args.vault is None:
         generate(vault, args.notes, seed=7)
-    import vault_kg.engine as engine
-    from vault_kg.scopes import vault_scope
+    import vault_kg.update.engine as engine
+    from vault_kg.core.scopes import vault_scope
 
     spent: dict[str, list[float]] = {}
     instrument(spent)

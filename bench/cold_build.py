@@ -35,9 +35,9 @@ from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 from tree_memory import TreeMemory  # noqa: E402
 
-from vault_kg.llm_worker import running as model_worker  # noqa: E402
+from vault_kg.jobs.model_worker import running as model_worker  # noqa: E402
 
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 
 
 def build(vault: Path, env: dict[str, str]) -> dict[str, float]:

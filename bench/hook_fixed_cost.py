@@ -40,7 +40,7 @@ from figures import record  # noqa: E402
 from watch_bench import prepare  # noqa: E402 (a generated vault, built once)
 
 HERE = Path(__file__).resolve().parents[1]
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 WATCHED = ("extract.llm_prompt", "extract.stated_relations", "extract.entities", "extract.verify", "extract.pair_candidates", "difflib")
 STEPS = ("post-tool-use, outside", "post-tool-use, a new link", "post-tool-use, prose only", "kg update, no-op")
 

@@ -42,7 +42,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="kg-html-bench-"))
     generate(work / "vault", args.notes, seed=7)
     t = time.perf_counter()
-    built = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "build", "--vault", str(work / "vault")],
+    built = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build", "--vault", str(work / "vault")],
                            env=kg_env(KG_HTML="off", KG_OLLAMA="off", KG_CONFIG=str(work / "config.toml")), capture_output=True, text=True)
     if built.returncode != 0:
         sys.exit(f"kg build failed: {built.stderr.strip()}")

@@ -50,7 +50,7 @@ def requests(log: Path) -> int:
 
 def kg(code: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     full = {**env, "PYTHONPATH": str(code)}
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", *args], env=full, capture_output=True, text=True, cwd=str(code))
+    done = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args], env=full, capture_output=True, text=True, cwd=str(code))
     if done.returncode != 0:
         raise SystemExit(f"kg {' '.join(args)} failed ({code}): {done.stderr.strip()[-800:]}")
     return done
@@ -59,7 +59,7 @@ def kg(code: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProce
 def settle(out: Path, timeout: float = 3600) -> None:
     """Until no model worker holds the vault (the new code's background pass)."""
     sys.path.insert(0, str(ROOT))
-    from vault_kg.llm_worker import running
+    from vault_kg.jobs.model_worker import running
 
     time.sleep(0.5)
     deadline = time.monotonic() + timeout

@@ -80,7 +80,7 @@ def _rss_mb(who: int) -> float:
 
 def _kg_command() -> list[str]:
     kg = Path(sys.executable).parent / "kg"
-    return [str(kg)] if kg.exists() else [sys.executable, "-m", "vault_kg.entry"]
+    return [str(kg)] if kg.exists() else [sys.executable, "-m", "vault_kg.cli.entry"]
 
 
 def main() -> None:

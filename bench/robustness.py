@@ -57,7 +57,7 @@ def kills(seconds: float, home: Path) -> None:
 def concurrency(rounds: int, home: Path) -> None:
     from robust_corpus import canonical, fresh_build
     from test_concurrency import hammer
-    from vault_kg.scopes import vault_scope
+    from vault_kg.core.scopes import vault_scope
 
     vault = home / "conc" / "vault"
     writers, failures, readers = hammer(vault, rounds)

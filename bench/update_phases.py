@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vault import generate  # noqa: E402
 
 PHASES = {
-    "vault_kg.engine": ["_locked_run", "_resolve", "assemble_nodes", "_ranking", "_update_docs", "_dirty_owners", "_write_html",
+    "vault_kg.update.engine": ["_locked_run", "_resolve", "assemble_nodes", "_ranking", "_update_docs", "_dirty_owners", "_write_html",
                         "rank_nodes", "write_artifacts"],  # and every stage in engine.STAGES (these two: as a link patch calls them)
-    "vault_kg.link_patch": ["_group_of", "_commit", "_resolved_again", "_groups"],
-    "vault_kg.owed": ["defer"],
-    "vault_kg.cache:ScopeCache": ["load_all", "load_kept", "load_nodes", "sync_graph", "sync_ranks", "put_table", "commit"],
-    "vault_kg.rank": ["patched", "ranking_digest", "pagerank", "communities"],
-    "vault_kg.anchor_pass": ["post_assembly"],
+    "vault_kg.update.link_patch": ["_group_of", "_commit", "_resolved_again", "_groups"],
+    "vault_kg.update.deferred_work": ["defer"],
+    "vault_kg.storage.cache:ScopeCache": ["load_all", "load_kept", "load_nodes", "sync_graph", "sync_ranks", "put_table", "commit"],
+    "vault_kg.update.centrality": ["patched", "ranking_digest", "pagerank", "communities"],
+    "vault_kg.anchors.build_pass": ["post_assembly"],
     "graph_out.graph_json": ["encode_node_link", "node_link"],
     "vault_kg.core.store": ["write_if_changed"],
 }
@@ -65,13 +65,13 @@ def instrument(spent: dict[str, float]) -> None:
 def hook_deferral() -> Any:
     """The context the PostToolUse hook updates in, in the code being measured."""
     try:
-        from vault_kg.ranking import deferring_whole_graph
+        from vault_kg.update.ranking_policy import deferring_whole_graph
 
         return deferring_whole_graph
     except ImportError:
         pass
     try:
-        from vault_kg.ranking import deferring_communities
+        from vault_kg.update.ranking_policy import deferring_communities
 
         return deferring_communities
     except ImportError:
@@ -81,11 +81,11 @@ def hook_deferral() -> Any:
 def background_job() -> Callable[[Any], Any]:
     """What the hook's background job runs (an update, in code without the job)."""
     try:
-        from vault_kg.cluster_job import settle
+        from vault_kg.jobs.clustering import settle
 
         return settle
     except ImportError:
-        import vault_kg.engine as engine
+        import vault_kg.update.engine as engine
 
         return engine.run
 
@@ -100,8 +100,8 @@ def main() -> None:
     os.environ["KG_CONFIG"] = str(work / "config.toml")
     vault = work / "vault"
     notes = generate(vault, args.notes, seed=7)
-    import vault_kg.engine as engine
-    from vault_kg.scopes import vault_scope
+    import vault_kg.update.engine as engine
+    from vault_kg.core.scopes import vault_scope
 
     scope = vault_scope(vault)
     engine.run(scope)

@@ -1,6 +1,6 @@
 """The model pass inside the engine: cached answers become entities and relations; no model call.
 
-Model calls happen in the background worker (`vault_kg.llm_worker`), never here: a build, an
+Model calls happen in the background worker (`vault_kg.jobs.model_worker`), never here: a build, an
 update or a hook only looks answers up. For each note read, `annotate` plans its chunks (what the
 model would see) and looks their answers up in the cache; a note with an answer for every chunk
 is "answered", any other is marked `status: pending` (and the worker picks it up). Nothing here

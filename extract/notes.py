@@ -43,7 +43,7 @@ class VaultAdapter:
 
     kind = "vault"
     edges_owned_by_source = True  # every edge an extraction holds is owned by that note
-    parallel_extract = True  # `extract` is a pure function of the bytes (see vault_kg.extract_pool)
+    parallel_extract = True  # `extract` is a pure function of the bytes (see vault_kg.update.extract_pool)
 
     def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
         return vault_scan.list_sources(root)
@@ -306,7 +306,7 @@ class NoteIndex:
 
     def __init__(self, extractions: Mapping[str, m.Extraction], aliases: dict[str, list[str]] | None = None) -> None:
         """`aliases` (note → its aliases, every note) stands in for reading them from each
-        extraction: a one-note link patch (`vault_kg.link_patch`) has them from the node table,
+        extraction: a one-note link patch (`vault_kg.update.link_patch`) has them from the node table,
         and `extractions` then only needs to answer for the notes whose headings a link names."""
         self.extractions = extractions
         self.by_path: dict[str, str] = {}

@@ -36,7 +36,7 @@ class GraphAttrs(TypedDict, total=False):
     """graph.json's `graph` object. The first ten keys are always there; passes add the rest
     (`stale` and `anchor_issues` from the anchors pass, `likely_duplicates` from the model pass),
     and ranking adds `stamp`: which graph the ranks and which the communities describe (they differ
-    while a hook's deferred clustering runs; see `vault_kg.ranking`)."""
+    while a hook's deferred clustering runs; see `vault_kg.update.ranking_policy`)."""
 
     scope: str
     kind: str

@@ -73,8 +73,8 @@ def rebuild_later(kind: str, name: str, root: Path) -> list[str]:
 
 def update_vault_note(env: HookEnv, rel: str) -> list[str]:
     """Re-extract one note; tell the agent only what it must fix (quarantine, warnings)."""
-    from vault_kg.scopes import vault_scope
-    from vault_kg.updating import update_scope
+    from vault_kg.core.scopes import vault_scope
+    from vault_kg.jobs.scope_update import update_scope
 
     result = update_scope(vault_scope(env.vault, cfg=env.cfg), [env.vault / rel], cfg=env.cfg, defer_communities=True)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
@@ -84,16 +84,19 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
 
 def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     """Re-extract one code file; then list the anchored notes this edit made dirty."""
-    from vault_kg import cluster_job
-    from vault_kg.edits import notes_dirtied
-    from vault_kg.engine import run
-    from vault_kg.html_job import rendering_later
-    from vault_kg.ranking import deferring_communities
-    from vault_kg.scopes import project_scope
+    from vault_kg.jobs import clustering as cluster_job
+    from vault_kg.anchors.dirtied_notes import notes_dirtied
+    from vault_kg.update.engine import run
+    from vault_kg.jobs.html_render import after_run as render_after
+    from vault_kg.update.html_page import rendering_later
+    from vault_kg.update.ranking_policy import deferring_communities
+    from vault_kg.core.scopes import project_scope
 
     scope = project_scope(project, env.cfg)
     with deferring_communities(), rendering_later():
-        cluster_job.after_run(scope, run(scope, paths=[env.cfg.projects[project] / rel]))
+        result = run(scope, paths=[env.cfg.projects[project] / rel])
+    render_after(scope.out, result)
+    cluster_job.after_run(scope, result)
     if env.vault is None:
         return []
     return notes_dirtied(project, [rel], env.vault, env.cfg)

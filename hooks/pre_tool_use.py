@@ -1,6 +1,6 @@
 """PreToolUse (Write|Edit|MultiEdit): refuse the writes that bypass the vault's rules.
 
-The decision is `vault_kg.guardrails.decide`; this shell only reads the payload and answers in
+The decision is `vault_kg.memory.guardrails.decide`; this shell only reads the payload and answers in
 Claude Code's PreToolUse form: a `deny` with the reason (which Claude sees, with the command to
 use instead), or nothing at all, which lets the call through. A call on anything but a markdown
 file returns before the configuration is read.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vault_kg.guardrails import decide, target_path
+from vault_kg.memory.guardrails import decide, target_path
 
 from .common import hook_env, payload_cwd
 

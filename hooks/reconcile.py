@@ -87,8 +87,8 @@ def launch(targets: list[dict[str, str]]) -> None:
 def handle(payload: dict[str, Any]) -> None:
     """Full update of each target scope (`{"kind": "vault"|"code", "name", "root"}`), then stamp."""
     from vault_kg.core.config import load_config
-    from vault_kg.scopes import project_scope, vault_scope
-    from vault_kg.updating import update_scope
+    from vault_kg.core.scopes import project_scope, vault_scope
+    from vault_kg.jobs.scope_update import update_scope
 
     cfg = load_config()
     failures = []

@@ -42,7 +42,7 @@ def handle(payload: dict[str, Any]) -> None:
 def index_later(vault: Path, note: Path) -> None:
     """`kg update NOTE` in its own session: the hook returns while the note is re-extracted."""
     subprocess.Popen(
-        [sys.executable, "-c", "from vault_kg.entry import main; main()", "update", str(note), "--vault", str(vault)],
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "update", str(note), "--vault", str(vault)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -1,4 +1,4 @@
-"""SessionStart: inject the session brief (`vault_kg.brief`), fenced as reference data.
+"""SessionStart: inject the session brief (`vault_kg.memory.session_brief`), fenced as reference data.
 
 The hook adds what only a session start does: it starts the background reconcile when a
 scope's last full update is too old, and says so in one line. A brief section that fails is
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vault_kg.brief import CLOSE, OPEN, fit, journal_lines, one_line, record_brief
+from vault_kg.memory.session_brief import CLOSE, OPEN, fit, journal_lines, one_line, record_brief
 
 from . import reconcile
 from .common import HookEnv, hook_env, log_failure
@@ -36,7 +36,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
 
 def build_brief(env: HookEnv) -> str:
     """The library's brief for this session, with the reconcile notice; failed sections are logged."""
-    from vault_kg.brief import brief
+    from vault_kg.memory.session_brief import brief
 
     result = brief(env, lambda project, root, vault_built, project_built: reconcile_notice(env, project, root, vault_built, project_built))
     for error in result.errors:

@@ -1,7 +1,7 @@
 """Stop: credit the notes anchored to files the turn edited, and mark push-recall notes it used.
 
 Records only (the recall log, push-recall's session state); prints nothing, so the agent's turn
-ends as it would without kg. See `vault_kg.credit`.
+ends as it would without kg. See `vault_kg.memory.credit`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ def handle(payload: dict[str, Any]) -> None:
         return None
     from episodic.last_turn import last_turn
     from episodic.transcript import accepted_transcript
-    from vault_kg import credit, push_recall
-    from vault_kg.recall_log import record
+    from vault_kg.memory import credit
+    from vault_kg.memory import push_recall
+    from vault_kg.memory.recall_log import record
 
     turn = last_turn(accepted_transcript(raw))
     credited = credit.anchored_notes(env.vault, credit.project_files(env.cfg, turn.edited)) if turn.edited else []

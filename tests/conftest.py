@@ -57,7 +57,7 @@ def kg_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None =
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-c", "from vault_kg.entry import main; main()", *args],
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args],
         cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, input=input,
     )
 
@@ -74,7 +74,7 @@ def hook_modules(path: Path, cwd: Path, env: dict[str, str] | None = None) -> se
     payload = {"session_id": "t", "cwd": str(cwd), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(path)}}
     code = (
         "import json, sys; sys.argv = ['kg', 'hook', 'post-tool-use']\n"
-        "from vault_kg.entry import main\n"
+        "from vault_kg.cli.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('MODULES', json.dumps(sorted(sys.modules)))\n"
     )

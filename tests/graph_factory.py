@@ -215,7 +215,7 @@ def build_example_graph(workdir: Path) -> dict[str, Any]:
     env = dict(os.environ, KG_CONFIG=str(workdir / "config.toml"), KG_OLLAMA="off")
     env.pop("KG_VAULT", None)
     done = subprocess.run(
-        [sys.executable, "-c", "from vault_kg.entry import main; main()", "build", "--vault", str(vault)],
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build", "--vault", str(vault)],
         env=env, capture_output=True, text=True, timeout=300,
     )
     graph = vault / "kg-out" / "graph.json"

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from vault_kg.engine import run
-from vault_kg.scopes import Scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import Scope
 
 NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Omega", "2025-03-14"]  # the last one is a journal day under journal/
 FOLDERS = ["", "proj/", "area/sub/", "journal/"]

@@ -9,10 +9,10 @@ from typing import Iterator
 
 import pytest
 
-from vault_kg.cache import ScopeCache
+from vault_kg.storage.cache import ScopeCache
 
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 ARTIFACTS = ("graph.json", "GRAPH_REPORT.md", "brief.json")
 

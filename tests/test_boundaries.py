@@ -1,6 +1,6 @@
 """Boundaries: inputs that try to leave the vault, oversized limits, and prompt injection.
 
-Every write kg makes into the vault goes through `vault_kg.vault_write.write_note`; every
+Every write kg makes into the vault goes through `vault_kg.notes.vault_write.write_note`; every
 `kg update PATH` goes through the engine's scope check; every limit is clamped by the library
 (and bounded again by the MCP schemas); note text reaches the extraction model only inside
 inert `<note>` delimiters.
@@ -18,12 +18,12 @@ import pytest
 
 from conftest import kg_process
 from extract.llm import Chunk, build_prompt, chunk_note, prose_lines
-from vault_kg import query as q
-from vault_kg.engine import run
+from vault_kg.query import verbs as q
+from vault_kg.update.engine import run
 from vault_kg.core.errors import KgError
-from vault_kg.graphview import load_view
-from vault_kg.scopes import vault_scope
-from vault_kg.vault_write import write_note
+from vault_kg.query.graph_view import load_view
+from vault_kg.core.scopes import vault_scope
+from vault_kg.notes.vault_write import write_note
 
 NOTE = "---\nsummary: a note\ntags: [topic/x, scope/global]\n---\n# T\n"
 OUTSIDE_TEXT = "Outside marker zebra"
@@ -152,7 +152,7 @@ def test_prompt_lines_keep_their_numbers_after_neutralising() -> None:
 def call_tools(vault: Path, calls: list[tuple[str, dict[str, object]]]) -> list[tuple[bool, str]]:
     from fastmcp import Client
 
-    from vault_kg.mcp import build_server
+    from vault_kg.mcp.server import build_server
 
     async def go() -> list[tuple[bool, str]]:
         out = []

@@ -21,7 +21,7 @@ def test_version_prints_the_package_version(flag: str) -> None:
 def test_the_package_and_the_plugin_carry_one_version() -> None:
     repo = Path(__file__).resolve().parents[1]
     pyproject = tomllib.loads((repo / "pyproject.toml").read_text())
-    assert pyproject["project"]["name"] == "kg-vault" and pyproject["project"]["scripts"] == {"kg": "vault_kg.entry:main"}
+    assert pyproject["project"]["name"] == "kg-vault" and pyproject["project"]["scripts"] == {"kg": "vault_kg.cli.entry:main"}
     assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "vault_kg.__version__"}
     assert json.loads((repo / ".claude-plugin" / "plugin.json").read_text())["version"] == __version__
 

@@ -1,7 +1,7 @@
 """JSX component uses as calls, and tsconfig/jsconfig path mapping, through the real engine.
 
 Each test writes a small React/TypeScript monorepo into tmp_path, builds its code scope with
-``vault_kg.engine.run`` and reads the edges back from ``graph.json``.
+``vault_kg.update.engine.run`` and reads the edges back from ``graph.json``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from extract.js_config import parse_jsonc
-from vault_kg.engine import RunResult, run
-from vault_kg.scopes import Scope
+from vault_kg.update.engine import RunResult, run
+from vault_kg.core.scopes import Scope
 
 S = " › "
 

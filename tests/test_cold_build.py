@@ -19,11 +19,12 @@ import pytest
 from extract import redaction
 from extract.notes import extract_note
 from robust_corpus import canonical, first_difference
-from vault_kg import engine, extract_pool
+from vault_kg.update import engine
+from vault_kg.update import extract_pool
 from vault_kg.core import model as m
 from vault_kg.core import secrets
 from vault_kg.core.secrets import redact, redact_data
-from vault_kg.scopes import Scope, vault_scope
+from vault_kg.core.scopes import Scope, vault_scope
 
 REPO = Path(__file__).resolve().parents[1]
 NOTES = extract_pool.MIN_SOURCES + 100
@@ -89,7 +90,7 @@ def test_killed_cold_build_leaves_no_artifact_and_no_worker(tmp_path: Path, monk
     vault = tmp_path / "vault"
     generate_vault(vault, NOTES * 3)
     env = {**os.environ, "KG_EXTRACT_WORKERS": "2", "KG_HTML": "off"}
-    proc = subprocess.Popen([sys.executable, "-c", "from vault_kg.entry import main; main()", "build", "--vault", str(vault)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build", "--vault", str(vault)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 120
     workers: list[int] = []
     while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_kg.core.errors import KgError
-from vault_kg.frontmatter_edit import EditableFrontmatter, same
+from vault_kg.notes.frontmatter_edit import EditableFrontmatter, same
 
 FETCH = "src/retry.py › class Client › method fetch"
 TRAP_SCALARS = [
@@ -200,7 +200,7 @@ def world(tmp_path: Path) -> World:
 
 @pytest.fixture
 def scope(world: World) -> Any:
-    from vault_kg.scopes import vault_scope
+    from vault_kg.core.scopes import vault_scope
 
     return vault_scope(world.vault)
 
@@ -213,7 +213,7 @@ def hand_anchor() -> str:
 
 
 def run_repair(world: World, scope: Any, name: str, texts: dict[str, str]) -> None:
-    from vault_kg import anchor_repair as ar
+    from vault_kg.notes import anchor_repair as ar
 
     (world.repo / "src/retry.py").write_text(RETRY_PY)
     (world.repo / "src/net.py").unlink(missing_ok=True)
@@ -262,7 +262,7 @@ def test_every_repair_changes_only_the_keys_it_owns(world: World, scope: Any, re
 @SETTINGS
 @given(text=note(), data=st.data())
 def test_consolidate_changes_only_tags_and_summary(text: str, data: st.DataObject) -> None:
-    from vault_kg.consolidate import _apply_frontmatter
+    from vault_kg.notes.consolidate import _apply_frontmatter
 
     action = {"note": "notes/A.md", "add_tags": ["scope/global", data.draw(st.sampled_from(["topic/new", "on", "no"]))], "rename_tags": {"topic/a": "topic/renamed"}}
     if data.draw(st.booleans()):
@@ -276,7 +276,7 @@ def test_consolidate_changes_only_tags_and_summary(text: str, data: st.DataObjec
 @SETTINGS
 @given(keep=note(), drop=note())
 def test_consolidate_merge_changes_only_tags_and_aliases_of_the_kept_note(keep: str, drop: str) -> None:
-    from vault_kg.consolidate import _apply_merge
+    from vault_kg.notes.consolidate import _apply_merge
 
     texts = {"notes/Keep.md": keep, "notes/Drop.md": drop}
     _apply_merge(texts, {"keep": "notes/Keep.md", "merge": "notes/Drop.md"}, "notes/Keep")

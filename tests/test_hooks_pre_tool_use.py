@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO
 from hook_world import World, fake_kg, make_world, session_payload
 from vault_kg.core.config import load_config
-from vault_kg.guardrails import JOURNAL, PROMOTION, REPO_NOTE, decide
+from vault_kg.memory.guardrails import JOURNAL, PROMOTION, REPO_NOTE, decide
 
 TODAY = date(2026, 3, 12)
 PAST_DAY = "journal/2026-03-10.md"

@@ -131,7 +131,7 @@ def test_bad_payloads_fail_open(world: World) -> None:
 
 
 def test_strength_is_absolute_and_needs_two_shared_words() -> None:
-    from vault_kg.push_recall import strength, terms
+    from vault_kg.memory.push_recall import strength, terms
 
     summary = "Small Go service that receives Stripe webhooks, verifies signatures and fans events out to Acme and Globex."
     assert strength(terms(WEAK), "Webhook Relay", [], summary) == 0.7667

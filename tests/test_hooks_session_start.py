@@ -116,8 +116,8 @@ def test_stale_notes_of_this_project_are_listed_and_others_are_not(world: World,
 def test_stale_notes_come_from_a_real_anchor_that_went_dirty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     world = make_world(tmp_path)
     monkeypatch.setenv("KG_CONFIG", str(world.config))
-    from vault_kg.anchor_repair import add_anchor
-    from vault_kg.scopes import vault_scope
+    from vault_kg.notes.anchor_repair import add_anchor
+    from vault_kg.core.scopes import vault_scope
 
     add_anchor(vault_scope(world.vault), "Payments API", "pkg/util.py::helper", "payments")
     source = world.project / "pkg" / "util.py"

@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from robust_corpus import canonical, first_difference, fresh_build
 from vault_kg.core import model as m
-from vault_kg.engine import run
-from vault_kg.scopes import Scope, vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import Scope, vault_scope
 
 BOUND_S = 30.0  # a hang guard far above the expected time; bench/robustness.py prints the slowest input
 CODE_SUFFIXES = (".py", ".ts", ".go", ".rs", ".js")
@@ -142,7 +142,7 @@ WORKER = r"""
 import json, sys, time
 from extract.notes import extract_note
 from extract.code import extract_file
-from vault_kg.anchor_spans import markdown_spans
+from vault_kg.anchors.spans import markdown_spans
 for line in sys.stdin:
     name, relpath, path = json.loads(line)
     data = open(path, "rb").read()
@@ -256,7 +256,7 @@ def old_h2(line: str) -> str | None:
     ],
 )
 def test_h2_title_keeps_the_old_matches(line: str, title: str | None) -> None:
-    from vault_kg.consolidate import h2_title
+    from vault_kg.notes.consolidate import h2_title
 
     assert h2_title(line) == title
     assert old_h2(line) == title
@@ -265,7 +265,7 @@ def test_h2_title_keeps_the_old_matches(line: str, title: str | None) -> None:
 @settings(max_examples=800, deadline=None)
 @given(line=st.text(alphabet=st.sampled_from(list("## \t\r\nab")), max_size=14))
 def test_h2_title_matches_the_old_pattern_everywhere(line: str) -> None:
-    from vault_kg.consolidate import h2_title
+    from vault_kg.notes.consolidate import h2_title
 
     assert h2_title(line) == old_h2(line)
 
@@ -273,7 +273,7 @@ def test_h2_title_matches_the_old_pattern_everywhere(line: str) -> None:
 @pytest.mark.parametrize("line", ["## a" + " " * 1_000_000, "## a" + " #" * 500_000, "##" + " \t" * 500_000, "## " + "#" * 1_000_000 + "x"])
 def test_h2_title_is_linear_on_a_megabyte_line(line: str) -> None:
     """issue 19: `^##[ \\t]+(.+?)[ \\t#]*$` took 1.1 s on `## a` and 8,000 spaces, and grew with the square."""
-    from vault_kg.consolidate import h2_title
+    from vault_kg.notes.consolidate import h2_title
 
     with bounded(2.0):
         h2_title(line)

@@ -14,13 +14,13 @@ from graph_out.html import render_html
 from vault_kg.core.store import load_json
 
 from conftest import hook_modules
-from vault_kg.engine import run
-from vault_kg.html_job import lock_held
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.jobs.html_render import lock_held
+from vault_kg.core.scopes import vault_scope
 
 
 def _job(out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "vault_kg.html_job", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-m", "vault_kg.jobs.html_render", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def test_a_burst_of_renders_runs_one_and_draws_the_newest_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,8 +54,8 @@ def test_a_burst_of_renders_runs_one_and_draws_the_newest_graph(tmp_path: Path, 
 
 def _settled_page(out: Path, logged: bool) -> str:
     """graph.html once the detached work is done and the page draws the graph.json on disk."""
-    from vault_kg import cluster_job
-    from vault_kg.html_job import rendering
+    from vault_kg.jobs import clustering as cluster_job
+    from vault_kg.jobs.html_render import rendering
 
     deadline = time.monotonic() + 120
     while True:
@@ -89,7 +89,7 @@ def test_a_hook_on_a_small_graph_leaves_graph_html_to_a_detached_render(tmp_path
     for edit, logged in (("prose only", True), ("see [[Note 12]]", False)):  # the link edit's page: the job's run, in-process
         note.write_text(note.read_text() + f"\n{edit}\n")
         modules = hook_modules(note, tmp_path)
-        assert not set(RENDERER) & modules and "vault_kg.note_patch" in modules, sorted(set(RENDERER) & modules)
+        assert not set(RENDERER) & modules and "vault_kg.update.prose_patch" in modules, sorted(set(RENDERER) & modules)
         page = _settled_page(out, logged)
         fresh = scratch(vault, tmp_path)
         assert artifacts(vault) == fresh

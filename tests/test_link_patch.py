@@ -1,4 +1,4 @@
-"""The one-note link-edit patch (vault_kg/link_patch.py): an edit that changes only a note's links
+"""The one-note link-edit patch (vault_kg/update/link_patch.py): an edit that changes only a note's links
 is patched into the last graph without loading every extraction, and leaves exactly the bytes a
 from-scratch build writes; edits it cannot patch take the whole route. Its speed is measured in
 bench/agent_bench.py and bench/update_phases.py."""
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_kg import link_patch
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update import link_patch
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
 
@@ -173,7 +173,7 @@ def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> N
     """Back-to-back hook updates (the background clustering not run yet) take the link patch,
     prose edits too (the prose patch keeps the last communities, which are due again); once
     clustered, the graph is a fresh build's."""
-    from vault_kg.ranking import deferring_communities
+    from vault_kg.update.ranking_policy import deferring_communities
 
     vault = _built(tmp_path)
     for i, (name, text) in enumerate([("Note 6.md", "see [[Note 10]]"), ("Note 8.md", "see [[Nowhere]] #topic/t2"), ("Note 6.md", "prose only"), ("Note 6.md", "")]):
@@ -196,10 +196,10 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
     """Links added, removed and retargeted at random (to notes, aliases, sections, blocks,
     dangling targets), tags added, nested, renamed and dropped, mixed with prose edits, each
     compared with a fresh build (artifacts and query tables). `hook`: as the PostToolUse hook
-    runs them (ranks and artifacts deferred, `vault_kg.owed`), with its background job run after
+    runs them (ranks and artifacts deferred, `vault_kg.update.deferred_work`), with its background job run after
     every third edit, before the comparison."""
-    from vault_kg import cluster_job
-    from vault_kg.ranking import deferring_whole_graph
+    from vault_kg.jobs import clustering as cluster_job
+    from vault_kg.update.ranking_policy import deferring_whole_graph
 
     vault = _vault(tmp_path / "v")
     run(vault_scope(vault))

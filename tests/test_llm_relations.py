@@ -13,11 +13,11 @@ from extract.llm_prompt import prose_lines
 from extract.relation_types import canonical_relation, fit, type_from_name, type_from_tags
 from extract.stated_relations import stated_relations
 from extract.verify import verify_extraction
-from vault_kg import llm_worker
+from vault_kg.jobs import model_worker as llm_worker
 from vault_kg.core import model as m
 from vault_kg.core.config import load_config
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 
 @pytest.mark.parametrize(

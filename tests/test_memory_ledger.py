@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from anchor_helpers import World, anchor, kg, make_world, note, settle
-from vault_kg import recall_log
+from vault_kg.memory import recall_log
 
 
 @pytest.fixture

@@ -40,11 +40,11 @@ from robust_corpus import (
     fresh_build, seed_world,
 )
 from wikilink_oracle import differences, expected_edges, graph_edges
-from vault_kg import cluster_job
-from vault_kg.engine import run
-from vault_kg.projects import add_project
-from vault_kg.ranking import deferring_whole_graph
-from vault_kg.scopes import Scope, project_scope, vault_scope
+from vault_kg.jobs import clustering as cluster_job
+from vault_kg.update.engine import run
+from vault_kg.core.projects import add_project
+from vault_kg.update.ranking_policy import deferring_whole_graph
+from vault_kg.core.scopes import Scope, project_scope, vault_scope
 
 FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # fsync-free: tests logic, not the disk
 SOAK_SECONDS = float(os.environ.get("KG_SOAK_SECONDS", "0") or 0)
@@ -110,7 +110,7 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
 def answer(vs: Scope, stop_after: int | None = None) -> None:
     """The worker's loop, in-process: every pending note, or (`stop_after`) a drain stopped the way
     SIGTERM stops it (`kg llm stop`) once that many notes were answered; it merges what it has."""
-    from vault_kg import llm_worker
+    from vault_kg.jobs import model_worker as llm_worker
     from vault_kg.core.config import load_config
 
     class Stopping(llm_worker.Worker):

@@ -65,9 +65,9 @@ def build(vault: Path) -> None:
 
 
 def library_answer(vault: Path, case: dict[str, Any], view: Any = None) -> dict[str, Any]:
-    from vault_kg import query as q
-    from vault_kg.memory_kinds import make_filters
-    from vault_kg.scopes import resolve_scopes
+    from vault_kg.query import verbs as q
+    from vault_kg.core.memory_kinds import make_filters
+    from vault_kg.core.scopes import resolve_scopes
 
     filters = make_filters(case.get("tags"), case.get("folder"), case.get("kinds"))
     return q.query(resolve_scopes(["vault"], vault), case["question"], case.get("budget", 1500), case.get("include_stale", False),
@@ -119,8 +119,9 @@ def test_views_sharing_what_they_read_answer_the_same(vault: Path, monkeypatch: 
     """Two views of one cache file sharing what they read (as a server's worker threads do), kept
     between questions whole or starting over every 40 rows and walk steps, answer each case as a
     view opened for it does."""
-    from vault_kg import graphview, kept_reads
-    from vault_kg.scopes import resolve_scopes
+    from vault_kg.query import graph_view as graphview
+    from vault_kg.query import shared_reads as kept_reads
+    from vault_kg.core.scopes import resolve_scopes
 
     if kept is not None:
         monkeypatch.setattr(kept_reads, "ROWS_KEPT", kept)

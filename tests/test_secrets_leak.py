@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from conftest import kg_process
-from vault_kg import query as q
-from vault_kg.engine import run
-from vault_kg.graphview import load_view
-from vault_kg.projects import add_project
-from vault_kg.scopes import project_scope, vault_scope
+from vault_kg.query import verbs as q
+from vault_kg.update.engine import run
+from vault_kg.query.graph_view import load_view
+from vault_kg.core.projects import add_project
+from vault_kg.core.scopes import project_scope, vault_scope
 from vault_kg.core.secrets import find_secrets, redact
 
 _K = "EXAMPLE"
@@ -196,7 +196,7 @@ def test_no_secret_in_hook_output(leaky: dict[str, Path]) -> None:
 def test_no_secret_in_mcp_answers(leaky: dict[str, Path]) -> None:
     from fastmcp import Client
 
-    from vault_kg.mcp import build_server
+    from vault_kg.mcp.server import build_server
 
     vault = leaky["vault"]
     run(vault_scope(vault))
@@ -313,7 +313,7 @@ def _sync_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subfolder: str =
     ["latin-1", "utf-16", "over-5-mb", "binary-attachment"],
 )
 def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str) -> None:
-    from vault_kg import sync as sync_mod
+    from vault_kg.notes import sync as sync_mod
     from vault_kg.core.errors import KgError
     from vaultops_helpers import git
 
@@ -334,7 +334,7 @@ def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: py
 
 
 def test_sync_runs_the_users_pre_commit_hook_and_commits_only_the_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vault_kg import sync as sync_mod
+    from vault_kg.notes import sync as sync_mod
     from vault_kg.core.errors import KgError
     from vaultops_helpers import git
 
@@ -356,7 +356,7 @@ def test_sync_runs_the_users_pre_commit_hook_and_commits_only_the_vault(tmp_path
 
 def test_the_bundled_example_vault_passes_the_sync_gate() -> None:
     from conftest import EXAMPLE_VAULT
-    from vault_kg.sync import scan_file
+    from vault_kg.notes.sync import scan_file
 
     flagged = {p.relative_to(EXAMPLE_VAULT).as_posix(): kinds for p in EXAMPLE_VAULT.rglob("*") if p.is_file() and (kinds := scan_file(p))}
     assert flagged == {}

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import EXAMPLE_VAULT, kg_process
 from episodic.journal import append_entry, read_day
-from vault_kg import sync as sync_mod
+from vault_kg.notes import sync as sync_mod
 from vault_kg.core.errors import KgError
 from vaultops_helpers import git, graph_without_root, isolate_git, snapshot, write
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vault_kg import rank
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update import centrality as rank
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, scratch
 

@@ -11,8 +11,8 @@ import networkx as nx
 import pytest
 
 from vault_kg.core import model as m
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 
 def build(vault: Path, **kwargs):

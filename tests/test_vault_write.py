@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vault_kg.core.errors import KgError
-from vault_kg.vault_write import render_note, write_note
+from vault_kg.notes.vault_write import render_note, write_note
 
 GOOD = render_note("A decision about retries", ["scope/payments", "topic/retries"], "# Retries\n\nWe retry three times.")
 

@@ -1,4 +1,4 @@
-"""Fresh without being asked: the vault watcher (`vault_kg.watch`), `kg watch`, the MCP server's
+"""Fresh without being asked: the vault watcher (`vault_kg.watch.watcher`), `kg watch`, the MCP server's
 watcher and the session-start refresh, with real watchdog events, real `kg` processes and the
 real `mcp` stdio client. Timings are bounded generously here; bench/watch_bench.py measures them.
 """
@@ -21,8 +21,8 @@ from typing import Any, Callable
 import pytest
 
 from conftest import REPO, kg_process
-from vault_kg.scopes import vault_scope
-from vault_kg.watch import Report, VaultWatcher, note_path
+from vault_kg.core.scopes import vault_scope
+from vault_kg.watch.watcher import Report, VaultWatcher, note_path
 
 SLOW = 60.0  # far above the expected second or two, for a loaded shared machine
 
@@ -178,7 +178,7 @@ class Lines:
 
 def test_kg_watch_follows_a_create_an_edit_a_rename_and_a_delete(vault: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from vault_kg.entry import main; main()", "watch", "--vault", str(vault), "--json", "--debounce", "0.2"],
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "watch", "--vault", str(vault), "--json", "--debounce", "0.2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
     )
     try:
@@ -214,7 +214,7 @@ def test_kg_watch_follows_a_create_an_edit_a_rename_and_a_delete(vault: Path) ->
 def test_kg_watch_stops_cleanly_on_ctrl_c_and_sigterm(vault: Path) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         proc = subprocess.Popen(
-            [sys.executable, "-c", "from vault_kg.entry import main; main()", "watch", "--vault", str(vault)],
+            [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "watch", "--vault", str(vault)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         assert proc.stdout is not None
@@ -249,7 +249,7 @@ def test_mcp_server_finds_a_note_written_by_another_program(vault: Path, tmp_pat
     config.write_text(f'vault = "{vault}"\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("KG_VAULT", "OLLAMA_HOST", "KG_MODEL")}
     env.update({"KG_CONFIG": str(config), "KG_OLLAMA": "off", "FASTMCP_LOG_LEVEL": "WARNING"})
-    params = StdioServerParameters(command=sys.executable, args=["-c", "from vault_kg.entry import main; main()", "mcp"], env=env, cwd=str(tmp_path))
+    params = StdioServerParameters(command=sys.executable, args=["-c", "from vault_kg.cli.entry import main; main()", "mcp"], env=env, cwd=str(tmp_path))
 
     async def scenario() -> float:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

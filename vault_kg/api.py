@@ -17,82 +17,82 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from .scopes import Scope
+from vault_kg.core.scopes import Scope
 
 PathLike = str | Path
 
 
 def _vault(vault: PathLike | None) -> Scope:
-    from .scopes import vault_scope
+    from vault_kg.core.scopes import vault_scope
 
     return vault_scope(Path(vault).expanduser() if vault is not None else None)
 
 
 def _scopes(scope: str | list[str] | None, vault: PathLike | None) -> list[Scope]:
-    from .scopes import resolve_scopes
+    from vault_kg.core.scopes import resolve_scopes
 
     names = [scope] if isinstance(scope, str) else scope
     return resolve_scopes(names, Path(vault).expanduser() if vault is not None else None)
 
 
 def _view(scope: str | None, vault: PathLike | None) -> Any:
-    from .graphview import load_view
+    from vault_kg.query.graph_view import load_view
 
     return load_view(_scopes(scope, vault)[0])
 
 
 def update(scope: str | list[str] | None = None, vault: PathLike | None = None, paths: list[PathLike] | None = None, force: bool = False) -> list[dict[str, Any]]:
     """Bring the graphs up to date (only `paths` when given); one run summary per scope."""
-    from .updating import update_scope
+    from vault_kg.jobs.scope_update import update_scope
 
     return [update_scope(s, [Path(p) for p in paths] if paths else None, force).as_dict() for s in _scopes(scope, vault)]
 
 
 def query(question: str, scope: str | list[str] | None = None, vault: PathLike | None = None, budget: int = 1500, depth: int = 2, include_stale: bool = False) -> dict[str, Any]:
-    from . import query as q
+    from vault_kg.query import verbs as q
 
     return q.query(_scopes(scope, vault), question, budget, include_stale, depth)
 
 
 def explain(name: str, scope: str | None = None, vault: PathLike | None = None, include_stale: bool = False) -> dict[str, Any]:
-    from . import query as q
+    from vault_kg.query import verbs as q
 
     return q.explain(_view(scope, vault), name, include_stale)
 
 
 def neighbors(name: str, scope: str | None = None, vault: PathLike | None = None, relation: str | None = None, direction: str = "both", limit: int = 50) -> dict[str, Any]:
-    from . import query as q
+    from vault_kg.query import verbs as q
 
     return q.neighbors(_view(scope, vault), name, relation, direction, limit)
 
 
 def path(a: str, b: str, scope: str | None = None, vault: PathLike | None = None) -> dict[str, Any]:
-    from . import query as q
+    from vault_kg.query import verbs as q
 
     return q.path(_view(scope, vault), a, b)
 
 
 def god_nodes(scope: str | None = None, vault: PathLike | None = None, n: int = 10) -> list[dict[str, Any]]:
-    from . import query as q
+    from vault_kg.query import verbs as q
 
     return q.god_nodes(_view(scope, vault), n)
 
 
 def affected(symbol: str, scope: str | None = None, vault: PathLike | None = None, depth: int = 3) -> dict[str, Any]:
-    from . import query as q
+    from vault_kg.query import verbs as q
 
     return q.affected(_view(scope, vault), symbol, depth)
 
 
 def check(vault: PathLike | None = None, projects: list[str] | None = None, strict: bool = False) -> dict[str, Any]:
     """Anchored notes whose code changed (all anchors, or only those into `projects`)."""
-    from .anchor_check import check as run
+    from vault_kg.anchors.check import check as run
 
     return run(_vault(vault), projects, strict)
 
 
 def anchor(note: str, to: str, vault: PathLike | None = None, project: str | None = None) -> dict[str, Any]:
-    from .anchor_repair import add_anchor
+    from vault_kg.notes.anchor_repair import add_anchor
 
     return add_anchor(_vault(vault), note, to, project)
 
@@ -101,40 +101,40 @@ def recall(question: str, vault: PathLike | None = None, limit: int = 10) -> dic
     from episodic.dates import resolve_timezone
     from episodic.recall import recall as run
 
-    from .core.config import load_config
+    from vault_kg.core.config import load_config
 
     return run(_vault(vault).root, question, tz=resolve_timezone(load_config().timezone), limit=limit).to_dict()
 
 
 def remember(path: str, summary: str, tags: list[str], body: str = "", vault: PathLike | None = None, anchor: str | None = None, project: str | None = None) -> dict[str, Any]:
-    from .remember import remember_note
+    from vault_kg.notes.remember import remember_note
 
     return remember_note(_vault(vault), path, summary, tags, body, anchor, project)
 
 
 def brief(vault: PathLike | None = None, cwd: PathLike | None = None) -> dict[str, Any]:
     """The session brief for a session in `cwd` (default: the current directory)."""
-    from .brief import brief as make
-    from .place import locate
+    from vault_kg.memory.session_brief import brief as make
+    from vault_kg.core.place import locate
 
     return make(locate(Path(cwd) if cwd is not None else None, vault=Path(vault).expanduser() if vault is not None else None)).as_dict()
 
 
 def lint(vault: PathLike | None = None) -> dict[str, Any]:
-    from .lint import lint as run
+    from vault_kg.notes.lint import lint as run
 
     return run(_vault(vault))
 
 
 def renderers() -> dict[str, Callable[[Any], str]]:
     """The CLI's text renderer of each verb, by verb name."""
-    from . import query as q
-    from .anchor_repair import format_anchor
-    from .anchor_check import format_check
-    from .brief import format_brief
-    from .lint import format_lint
-    from .remember import format_remember
-    from .updating import format_run
+    from vault_kg.query import verbs as q
+    from vault_kg.notes.anchor_repair import format_anchor
+    from vault_kg.anchors.check import format_check
+    from vault_kg.memory.session_brief import format_brief
+    from vault_kg.notes.lint import format_lint
+    from vault_kg.notes.remember import format_remember
+    from vault_kg.jobs.scope_update import format_run
 
     return {
         "update": lambda runs: "\n".join(format_run(_Run(r), "updated") for r in runs),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .model import Extraction
+from vault_kg.core.model import Extraction
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .errors import KgError, StoreBusy
+from vault_kg.core.errors import KgError, StoreBusy
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -142,7 +142,7 @@ def scope_lock(layout: Layout, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
     """Serialize writers of one scope; a second `kg update` waits its turn instead of corrupting.
 
     An exclusive `flock` on `kg-out/.lock`, polled like filelock's (which other writers of the
-    same file, such as `vault_kg.quick_update`'s probe, agree with); filelock itself costs an
+    same file, such as `vault_kg.cli.noop_update`'s probe, agree with); filelock itself costs an
     agent's every edit more to import than the lock takes, so it is used only where there is no
     `fcntl` (Windows)."""
     try:

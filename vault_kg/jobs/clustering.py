@@ -1,0 +1,200 @@
+"""Leiden in the background, after a hook left a scope's communities describing an earlier graph.
+
+The hook's update (inside `ranking.deferring_whole_graph()`) either writes graph.json with fresh
+ranks and provisional communities, or (a one-note link patch) leaves ranks and artifacts owed
+(`vault_kg.update.deferred_work`), and calls `launch`. This job first ranks what is owed, under the scope's
+lock, through an update that works from the cache alone (`owed.finish_owed`; the artifacts wait for
+the clustering, so they are written once). It then clusters a
+snapshot of the committed graph (read-only, without the scope's lock, so the agent's next edit
+never waits for Leiden), installs the answer in the cache if the graph is still the one it
+clustered, and then runs a short update (`owed.finish_owed` again) that writes the artifacts with it. If another edit
+landed meanwhile, it clusters again (a few rounds at most; the next update finishes the job
+otherwise). At most one job runs and one waits per scope, like the graph.html renders.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from vault_kg.core.scopes import Scope
+
+ROUNDS = 3
+QUEUED = ".communities.queued"  # from launch until the job holds a lock
+QUEUED_GRACE_S = 60.0  # a job that has not taken its lock this long after launch never will
+
+
+def _lock_names(out: Path) -> tuple[Path, Path]:
+    return out / ".communities.lock", out / ".communities.waiting"
+
+
+def running(out: Path) -> bool:
+    """Whether a background clustering of `out` is launched, running or waiting to run."""
+    import time
+
+    from vault_kg.jobs.html_render import lock_held
+
+    try:
+        if time.time() - (out / QUEUED).stat().st_mtime < QUEUED_GRACE_S:
+            return True
+    except OSError:
+        pass
+    return any(lock_held(path) for path in _lock_names(out))
+
+
+def after_run(scope: Scope, result: Any) -> None:
+    """Start the background job when this run deferred the clustering or a link patch's ranks."""
+    if result.extra.get("communities") == "deferred" or result.extra.get("whole_graph") == "deferred":
+        launch(scope)
+
+
+def launch(scope: Scope) -> None:
+    """Start a detached job; its output goes to `kg-out/communities.log`."""
+    (scope.out / QUEUED).touch()
+    with (scope.out / "communities.log").open("ab") as log:
+        subprocess.Popen(
+            [sys.executable, "-m", "vault_kg.jobs.clustering", scope.name, scope.kind, str(scope.root), str(scope.out)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
+            cwd=str(Path(__file__).resolve().parents[2]),
+        )
+
+
+def snapshot(out: Path) -> tuple[str, dict[str, dict[str, Any]], Any, dict[str, float]] | None:
+    """(digest, nodes, edge table, ranks) of the committed graph when its communities are behind."""
+    import orjson
+
+    from vault_kg.update import centrality as rank
+    from vault_kg.core import store
+    from vault_kg.storage.cache import SCHEMA, connect
+    from vault_kg.update.ranking_policy import BLOB, unpack
+
+    db = store.Layout(out).cache_db
+    if not db.is_file():
+        return None
+    con = connect(db, readonly=True)
+    try:
+        if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+            return None
+        con.execute("BEGIN")  # one read transaction: the blobs and the node rows of one commit
+        blobs = dict(con.execute("SELECT key, value FROM blobs WHERE key IN (?, 'table')", (BLOB,)))
+        if BLOB not in blobs or "table" not in blobs:
+            return None
+        last = unpack(marshal.loads(blobs[BLOB]))
+        assert last is not None
+        if last[4] == last[0]:
+            return None
+        table = rank.EdgeTable.from_bytes(blobs["table"])
+        nodes = {nid: orjson.loads(data) for nid, data in con.execute("SELECT id, data FROM nodes")}
+        con.execute("COMMIT")
+    finally:
+        con.close()
+    if sorted(nodes) != table.ids or rank.ranking_digest(nodes, table) != last[0]:
+        return None  # not one consistent graph: the next update clusters inline
+    return last[0], nodes, table, last[1]
+
+
+def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[str, int], communities: list[dict[str, Any]]) -> bool:
+    """Store the clustering if the cache still holds the graph it was computed on."""
+    from vault_kg.core import store
+    from vault_kg.storage.cache import ScopeCache
+    from vault_kg.update.deferred_work import OWED, owed_owners
+    from vault_kg.update.ranking_policy import BLOB, unpack
+
+    cache = ScopeCache(store.Layout(out).cache_db)
+    try:
+        if cache.recreated:
+            return False
+        cache.begin()
+        last = unpack(cache.get_blob(BLOB))
+        if last is None or last[0] != digest or owed_owners(cache):  # an edit a hook stored since
+            cache.rollback()
+            return False
+        cache.put_blob(BLOB, (digest, ranks, assignment, communities, digest))
+        cache.set_meta(OWED, {**(cache.get_meta(OWED) or {}), "owners": []})  # the artifacts: written by the short update that follows (`owed.finish_owed`)
+        cache.commit()
+        return True
+    finally:
+        cache.close()
+
+
+def settle(scope: Scope) -> bool:
+    """Finish what the hook deferred, cluster the scope's current graph and write it out; True
+    when its ranks, communities and artifacts describe the graph the cache holds."""
+    from vault_kg.update import centrality as rank
+    from vault_kg.jobs.html_render import after_run as render_after
+    from vault_kg.update.engine import run
+    from vault_kg.update.deferred_work import clustering_next
+    from vault_kg.update.ranking_policy import deferring_communities
+
+    for _ in range(ROUNDS):
+        if owed(scope.out):
+            with deferring_communities(), clustering_next():  # ranks of the graph a hook's link patch stored (`owed.finish_owed`)
+                render_after(scope.out, run(scope, paths=[]))
+        found = snapshot(scope.out)
+        if found is None:
+            if owed(scope.out):
+                continue  # an edit deferred more meanwhile
+            return True
+        digest, nodes, table, ranks = found
+        assignment, communities = rank.communities(nodes, table, ranks)
+        if not install(scope.out, digest, ranks, assignment, communities):
+            continue
+        with deferring_communities():  # an edit that landed meanwhile is clustered next round
+            result = run(scope, paths=[])
+            render_after(scope.out, result)
+        if result.extra.get("communities") != "deferred" and not owed(scope.out):
+            return True
+    return False
+
+
+def owed(out: Path) -> bool:
+    """Whether a hook left ranks and artifacts behind the graph in `out`'s cache (`vault_kg.update.deferred_work`)."""
+    import orjson
+
+    from vault_kg.storage.cache import connect
+    from vault_kg.core import store
+    from vault_kg.update.deferred_work import OWED
+
+    db = store.Layout(out).cache_db
+    if not db.is_file():
+        return False
+    con = connect(db, readonly=True)
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key=?", (OWED,)).fetchone()
+    finally:
+        con.close()
+    return row is not None and orjson.loads(row[0]) is not None
+
+
+def main(argv: list[str]) -> None:
+    from filelock import FileLock, Timeout
+
+    name, kind, root, out = argv
+    scope = Scope(name, kind, Path(root), Path(out))
+    lock, waiting_path = _lock_names(scope.out)
+    waiting = FileLock(str(waiting_path))
+    try:
+        waiting.acquire(timeout=0)
+    except Timeout:
+        return  # one is already waiting; it will see this graph
+    finally:
+        (scope.out / QUEUED).unlink(missing_ok=True)
+    try:
+        with FileLock(str(lock), timeout=600):
+            waiting.release()
+            settle(scope)
+    finally:
+        if waiting.is_locked:
+            waiting.release()
+
+
+if __name__ == "__main__":
+    from vault_kg.jobs.usage import reported
+
+    os.nice(10)  # a background nicety: the agent's next hook must not wait on it
+    with reported("communities"):
+        main(sys.argv[1:])

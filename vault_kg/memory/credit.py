@@ -1,0 +1,73 @@
+"""Citation credit and use, decided after a turn from what it edited and said (the Stop hook).
+
+- *Credit*: a vault note anchored to a file the turn edited bore on the work. Credited notes go
+  to the recall log (`via: credit`), which `kg ledger` reads.
+- *Use*: a note push-recall injected this session that the turn cites (its path or its title
+  appears in what the agent wrote or passed to a tool) or credits was used, and push-recall
+  keeps it suppressed for the rest of the window.
+Nothing here speaks to the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from vault_kg.anchors.anchored_index import iter_anchored, open_cache
+from vault_kg.core.config import Config
+
+
+def anchored_notes(vault: Path, files: list[tuple[str, str]]) -> list[str]:
+    """Vault notes anchored to any of `files` ((project, relpath) pairs), by id."""
+    wanted = set(files)
+    con = open_cache(vault) if wanted else None
+    if con is None:
+        return []
+    try:
+        return [nid for nid, _, anchored in iter_anchored(con) if wanted & set(anchored)]
+    except sqlite3.Error:
+        return []
+    finally:
+        con.close()
+
+
+def project_files(cfg: Config, paths: list[str]) -> list[tuple[str, str]]:
+    """(project, relpath) for each path inside a registered project (real paths compared)."""
+    out = []
+    for raw in paths:
+        real = os.path.realpath(raw)
+        for name, root in sorted(cfg.projects.items()):
+            base = os.path.realpath(root)
+            if real.startswith(base + os.sep):
+                out.append((name, real[len(base) + 1:].replace(os.sep, "/")))
+                break
+    return out
+
+
+def cited(injected: dict[str, dict], labels: dict[str, str], text: str) -> list[str]:
+    """Injected notes whose vault path (with or without `.md`) or title the turn's text holds."""
+    found = []
+    for nid in sorted(injected):
+        rel = nid.removeprefix("note:")
+        names = {rel.lower(), rel[:-3].lower() if rel.endswith(".md") else rel.lower()}
+        label = labels.get(nid, "").strip().lower()
+        if len(label) >= 4:
+            names.add(label)
+        if any(n and n in text for n in names):
+            found.append(nid)
+    return found
+
+
+def note_labels(vault: Path, ids: list[str]) -> dict[str, str]:
+    con = open_cache(vault) if ids else None
+    if con is None:
+        return {}
+    try:
+        marks = ",".join("?" * len(ids))
+        return {nid: json.loads(data).get("label") or "" for nid, data in con.execute(f"SELECT id, data FROM nodes WHERE id IN ({marks})", ids)}
+    except sqlite3.Error:
+        return {}
+    finally:
+        con.close()
