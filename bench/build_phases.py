@@ -32,7 +32,7 @@ from gen_vault import generate  # noqa: E402
 
 INSIDE = {
     "vault_kg.storage.cache:ScopeCache": ["load_all", "put_source", "put_groups", "sync_graph", "sync_ranks", "put_table", "replace_docs", "commit"],
-    "vault_kg.update.engine": ["_resolve", "assemble_nodes", "_ranking", "_update_docs", "_write_html"],
+    "vault_kg.update.stages": ["resolve_references", "assemble_nodes", "_ranking", "update_search_index", "_write_html"],
     "extract.notes": ["extract_note"],
     "graph_out.graph_json": ["encode_node_link"],
     "graph_out.report": ["render_report"],

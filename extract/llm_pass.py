@@ -56,11 +56,11 @@ class Settings:
 
         if not self.enabled:
             return {"enabled": False, "stated": STATED_VERSION, "verifier": VERIFIER_VERSION}
-        from .llm_schema import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
+        from .llm_schema import PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
 
         return {
             "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
-            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA], "verifier": VERIFIER_VERSION, "stated": STATED_VERSION,
+            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, PROMPT_SHA], "verifier": VERIFIER_VERSION, "stated": STATED_VERSION,
         }
 
 

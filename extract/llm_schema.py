@@ -93,7 +93,7 @@ def largest_answer(schema: dict[str, Any]) -> int:
 
 
 NUM_PREDICT = largest_answer(EXTRACTION_SCHEMA)
-_PROMPT_SHA = hashlib.sha256((SYSTEM_PROMPT + orjson.dumps(EXTRACTION_SCHEMA).decode()).encode()).hexdigest()[:16]
+PROMPT_SHA = hashlib.sha256((SYSTEM_PROMPT + orjson.dumps(EXTRACTION_SCHEMA).decode()).encode()).hexdigest()[:16]
 
 
 def request_options(num_ctx: int, seed: int = SEED) -> dict[str, Any]:

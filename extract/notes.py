@@ -402,7 +402,7 @@ def resolve_vault_incremental(
     for rel in sorted(extractions):
         cached = per_source.get(rel)
         if cached is None or rel in previous or not affected.isdisjoint(cached["keys"]):
-            cached = _link_source(rel, extractions[rel].refs, index)
+            cached = link_source(rel, extractions[rel].refs, index)
             recomputed[rel] = cached
             per_source[rel] = cached
     for rel in list(per_source):
@@ -427,7 +427,7 @@ def resolve_vault_incremental(
     return res, recomputed
 
 
-def _link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, list[Any]]:
+def link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, list[Any]]:
     """One note's links resolved: its edges, the dangling targets and the sections it points at,
     and the lookup keys of all its links (which tell the next update whether a change touches it)."""
     edges: list[dict[str, Any]] = []

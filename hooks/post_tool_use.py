@@ -88,13 +88,11 @@ def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     from vault_kg.anchors.dirtied_notes import notes_dirtied
     from vault_kg.update.engine import run
     from vault_kg.jobs.html_render import after_run as render_after
-    from vault_kg.update.html_page import rendering_later
-    from vault_kg.update.ranking_policy import deferring_communities
+    from vault_kg.update.run_state import COMMUNITIES, RunSettings
     from vault_kg.core.scopes import project_scope
 
     scope = project_scope(project, env.cfg)
-    with deferring_communities(), rendering_later():
-        result = run(scope, paths=[env.cfg.projects[project] / rel])
+    result = run(scope, paths=[env.cfg.projects[project] / rel], settings=RunSettings(defer=COMMUNITIES, html_later=True))
     render_after(scope.out, result)
     cluster_job.after_run(scope, result)
     if env.vault is None:

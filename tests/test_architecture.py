@@ -46,9 +46,7 @@ LOWER = LAYERS[-2]
 ROOMS = tuple(room for layer in LAYERS for room in layer if room.startswith("vault_kg.") and room != "vault_kg.api")
 # Imports that point up or close a loop, each one waiting for the stage of issue #31 that removes it.
 KNOWN_UPWARD: set[tuple[str, str]] = set()
-KNOWN_LOOPS: list[set[str]] = [  # stage (b) of issue #31 breaks it: the patches call named stage functions
-    {"vault_kg.update.deferred_work", "vault_kg.update.engine", "vault_kg.update.link_patch", "vault_kg.update.prose_patch"},
-]
+KNOWN_LOOPS: list[set[str]] = []
 
 
 def _module_name(path: Path) -> str:
@@ -223,6 +221,40 @@ def test_every_import_points_down() -> None:
 
 def test_no_loop_of_imports() -> None:
     assert [sorted(group) for group in loops() if group not in KNOWN_LOOPS] == []
+
+
+def private_reaches() -> list[str]:
+    """Every place a module takes a private name (`_name`) from another module of the project: by
+    `from module import _name`, or as `module._name` through a module it imported."""
+    modules = _modules()
+    found = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias, target in zip(node.names, _resolve(module, path.name == "__init__.py", node)):
+                    source = target.rpartition(".")[0]
+                    if not _project(target):
+                        continue
+                    if target in modules:
+                        aliases[alias.asname or alias.name] = target
+                    elif alias.name.startswith("_") and not alias.name.startswith("__") and _target(source, modules) != module:
+                        found.append(f"{module}:{node.lineno} takes {alias.name} from {source}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname and alias.name in modules:
+                        aliases[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                if node.attr.startswith("_") and not node.attr.startswith("__") and aliases[node.value.id] != module:
+                    found.append(f"{module}:{node.lineno} takes {node.attr} from {aliases[node.value.id]}")
+    return sorted(found)
+
+
+def test_no_module_reaches_into_another_modules_privates() -> None:
+    """A name with a leading underscore is its module's own business: the patches call named stage functions."""
+    assert private_reaches() == []
 
 
 def test_the_core_imports_only_itself() -> None:

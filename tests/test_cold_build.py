@@ -19,7 +19,7 @@ import pytest
 from extract import redaction
 from extract.notes import extract_note
 from robust_corpus import canonical, first_difference
-from vault_kg.update import engine
+from vault_kg.update import engine, stages
 from vault_kg.update import extract_pool
 from vault_kg.core import model as m
 from vault_kg.core import secrets
@@ -44,15 +44,15 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
     (vault / "area00" / "Broken yaml.md").write_text("---\nsummary: [oops\n---\nbody\n")
     (vault / "area00" / "Leaky.md").write_text("---\nsummary: key AKIAIOSFODNN7EXAMPLE\ntags: [ghp_abcdefghijklmnopqrstuvwxyz0123456789]\n---\n# Leaky\n\nSee [[sk-ant-abcdefghijklmnopqrstuvwxyz]].\n")
     used: list[int] = []
-    real = engine.extracted
+    real = stages.extracted
 
     def spy(adapter: Any, root: Path, rels: list[str], workers: int) -> Any:
         used.append(workers)
         return real(adapter, root, rels, workers)
 
-    monkeypatch.setattr(engine, "extracted", spy)
+    monkeypatch.setattr(stages, "extracted", spy)
     ahead: list[str] = []
-    monkeypatch.setattr(engine, "import_ahead", lambda: ahead.append(os.environ["KG_EXTRACT_WORKERS"]))
+    monkeypatch.setattr(stages, "import_ahead", lambda: ahead.append(os.environ["KG_EXTRACT_WORKERS"]))
     scope = vault_scope(vault)
     outputs = {}
     for workers in ("2", "1"):

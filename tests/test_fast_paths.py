@@ -31,7 +31,7 @@ from vault_kg.cli import noop_update as quick_update
 from vault_kg.update import centrality as rank
 from vault_kg.storage import stat_snapshot
 from vault_kg.update.engine import run
-from vault_kg.update.ranking_policy import deferring_communities
+from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
 from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, scratch
@@ -382,8 +382,7 @@ def test_a_hook_defers_clustering_and_the_job_brings_back_the_scratch_bytes(tmp_
     (vault / "Note 5.md").unlink()
     run(scope)
     note = _link_edit(vault, 7, "Note 8")
-    with deferring_communities():
-        result = run(scope, paths=[note])
+    result = run(scope, paths=[note], settings=RunSettings(defer=COMMUNITIES))
     assert result.extra["ranking"] == "computed" and result.extra["communities"] == "deferred"
     graph = _graph(vault)
     stamp = graph["graph"]["stamp"]
@@ -394,8 +393,7 @@ def test_a_hook_defers_clustering_and_the_job_brings_back_the_scratch_bytes(tmp_
     assert "Provisional: these communities" in (vault / "kg-out" / "GRAPH_REPORT.md").read_text()
     # a prose edit before the job ran keeps them deferred (and does not recluster inline)
     note.write_text(note.read_text() + "\nprose only\n")
-    with deferring_communities():
-        result = run(scope, paths=[note])
+    result = run(scope, paths=[note], settings=RunSettings(defer=COMMUNITIES))
     assert result.extra["ranking"] == "reused" and result.extra["communities"] == "deferred"
     assert cluster_job.settle(scope)
     assert _graph(vault)["graph"]["stamp"] == {"graph": stamp["graph"], "communities": stamp["graph"]}
@@ -408,8 +406,7 @@ def test_an_update_outside_a_hook_clusters_what_a_hook_deferred(tmp_path: Path) 
     vault = _vault(tmp_path / "v")
     scope = vault_scope(vault)
     run(scope)
-    with deferring_communities():
-        run(scope, paths=[_link_edit(vault, 3, "Note 4")])
+    run(scope, paths=[_link_edit(vault, 3, "Note 4")], settings=RunSettings(defer=COMMUNITIES))
     assert quick_update.probe(scope) is None  # the deferred clustering is work to do
     result = run(scope)
     assert result.written and "communities" not in result.extra
@@ -420,11 +417,9 @@ def test_the_job_reclusters_when_an_edit_lands_after_its_snapshot(tmp_path: Path
     vault = _vault(tmp_path / "v")
     scope = vault_scope(vault)
     run(scope)
-    with deferring_communities():
-        run(scope, paths=[_link_edit(vault, 3, "Note 4")])
+    run(scope, paths=[_link_edit(vault, 3, "Note 4")], settings=RunSettings(defer=COMMUNITIES))
     digest, nodes, table, ranks = cluster_job.snapshot(scope.out)
-    with deferring_communities():
-        run(scope, paths=[_link_edit(vault, 9, "Note 2")])
+    run(scope, paths=[_link_edit(vault, 9, "Note 2")], settings=RunSettings(defer=COMMUNITIES))
     assignment, communities = rank.communities(nodes, table, ranks)
     assert not cluster_job.install(scope.out, digest, ranks, assignment, communities)  # stale: refused
     assert cluster_job.settle(scope)

@@ -173,7 +173,7 @@ def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> N
     """Back-to-back hook updates (the background clustering not run yet) take the link patch,
     prose edits too (the prose patch keeps the last communities, which are due again); once
     clustered, the graph is a fresh build's."""
-    from vault_kg.update.ranking_policy import deferring_communities
+    from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
 
     vault = _built(tmp_path)
     for i, (name, text) in enumerate([("Note 6.md", "see [[Note 10]]"), ("Note 8.md", "see [[Nowhere]] #topic/t2"), ("Note 6.md", "prose only"), ("Note 6.md", "")]):
@@ -182,8 +182,8 @@ def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> N
             note.write_text(note.read_text() + f"\n{text}\n")
         else:
             note.touch()  # the same bytes: the whole route decides
-        with whole_route_loads() as loads, deferring_communities():
-            result = run(vault_scope(vault), paths=[note])
+        with whole_route_loads() as loads:
+            result = run(vault_scope(vault), paths=[note], settings=RunSettings(defer=COMMUNITIES))
         assert loads == ([1] if not text else []), i
         assert result.extra.get("communities") == "deferred", i
     run(vault_scope(vault))  # what the hook's background job settles
@@ -199,7 +199,7 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
     runs them (ranks and artifacts deferred, `vault_kg.update.deferred_work`), with its background job run after
     every third edit, before the comparison."""
     from vault_kg.jobs import clustering as cluster_job
-    from vault_kg.update.ranking_policy import deferring_whole_graph
+    from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
 
     vault = _vault(tmp_path / "v")
     run(vault_scope(vault))
@@ -232,8 +232,7 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
         note = rng.choice(notes)
         note.write_text(rng.choice(edits)(note.read_text()))
         if hook:  # two edits in three land before the job runs: deferred work piles up
-            with deferring_whole_graph():
-                run(vault_scope(vault), paths=[note])
+            run(vault_scope(vault), paths=[note], settings=RunSettings(defer=WHOLE_GRAPH))
             if step % 3 != 2:
                 continue
             assert cluster_job.settle(vault_scope(vault))

@@ -17,7 +17,7 @@ from vault_kg.jobs import clustering as cluster_job
 from vault_kg.update.engine import run
 from vault_kg.update.deferred_work import owed_owners
 from vault_kg.cli.noop_update import probe
-from vault_kg.update.ranking_policy import deferring_communities, deferring_whole_graph
+from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
 from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
@@ -66,8 +66,8 @@ def _owed(vault: Path) -> list[str] | None:
 
 
 def _hook(vault: Path, note: Path) -> object:
-    with whole_route_loads() as loads, deferring_whole_graph():
-        result = run(vault_scope(vault), paths=[note])
+    with whole_route_loads() as loads:
+        result = run(vault_scope(vault), paths=[note], settings=RunSettings(defer=WHOLE_GRAPH))
     assert loads == [], "the hook loaded every extraction"
     return result
 
@@ -140,15 +140,13 @@ def test_the_job_refuses_to_install_communities_while_ranks_are_owed(tmp_path: P
     """The race the job runs off the lock: it snapshots the graph and clusters it, and an edit a
     hook stores meanwhile must keep that partition out (its ranks would describe an older graph)."""
     from vault_kg.update import centrality as rank
-    from vault_kg.update.deferred_work import clustering_next
 
     vault = _built(tmp_path)
     scope = vault_scope(vault)
     note = vault / "Note 4.md"
     note.write_text(note.read_text() + "\nsee [[Note 5]]\n")
     _hook(vault, note)
-    with deferring_communities(), clustering_next():  # what the job does first
-        run(scope, paths=[])
+    run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES, clustering_next=True))  # what the job does first
     found = cluster_job.snapshot(scope.out)
     assert found is not None  # the communities are behind the ranked graph
     clustered = rank.communities(found[1], found[2], found[3])
@@ -165,9 +163,9 @@ def test_a_hook_process_for_a_link_edit_imports_no_numpy(tmp_path: Path) -> None
     note = vault / "Note 9.md"
     note.write_text(note.read_text() + "\nand a link to [[Note 12]]\n")
     code = (
-        "import sys\nfrom pathlib import Path\nfrom vault_kg.update.engine import run\nfrom vault_kg.update.ranking_policy import deferring_whole_graph\n"
+        "import sys\nfrom pathlib import Path\nfrom vault_kg.update.engine import run\nfrom vault_kg.update.run_state import WHOLE_GRAPH, RunSettings\n"
         "from vault_kg.core.scopes import vault_scope\n"
-        "with deferring_whole_graph():\n    result = run(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+        "result = run(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])], settings=RunSettings(defer=WHOLE_GRAPH))\n"
         "print('DEFERRED', result.extra.get('whole_graph'), 'NUMPY', 'numpy' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
@@ -179,8 +177,7 @@ def test_a_hook_with_nothing_to_read_leaves_the_owed_work_to_the_job(tmp_path: P
     note = vault / "Note 2.md"
     note.write_text(note.read_text() + "\nsee [[Note 21]]\n")
     _hook(vault, note)
-    with deferring_whole_graph():
-        result = run(vault_scope(vault), paths=[vault / "Note 3.md"])  # not changed since the last run
+    result = run(vault_scope(vault), paths=[vault / "Note 3.md"], settings=RunSettings(defer=WHOLE_GRAPH))  # not changed since the last run
     assert "ranking" not in result.extra and _owed(vault) == ["Note 2.md"]
     assert result.nodes > 0
     assert cluster_job.settle(vault_scope(vault))

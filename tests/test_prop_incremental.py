@@ -43,7 +43,7 @@ from wikilink_oracle import differences, expected_edges, graph_edges
 from vault_kg.jobs import clustering as cluster_job
 from vault_kg.update.engine import run
 from vault_kg.core.projects import add_project
-from vault_kg.update.ranking_policy import deferring_whole_graph
+from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
 from vault_kg.core.scopes import Scope, project_scope, vault_scope
 
 FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # fsync-free: tests logic, not the disk
@@ -92,8 +92,7 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
         touched = apply_op(world, op, side, random.Random(seed))
     scope, other = (vs, cs) if side == "vault" else (cs, vs)
     if MODES[mode] == "hook":  # what PostToolUse does, then what its background job does
-        with deferring_whole_graph():
-            run(scope, paths=update_args(scope, touched, mode))
+        run(scope, paths=update_args(scope, touched, mode), settings=RunSettings(defer=WHOLE_GRAPH))
         assert cluster_job.settle(scope), f"the background clustering did not settle after {step}"
     else:
         run(scope, paths=update_args(scope, touched, mode))

@@ -1,6 +1,6 @@
 """Leiden in the background, after a hook left a scope's communities describing an earlier graph.
 
-The hook's update (inside `ranking.deferring_whole_graph()`) either writes graph.json with fresh
+The hook's update (`RunSettings(defer=WHOLE_GRAPH)`) either writes graph.json with fresh
 ranks and provisional communities, or (a one-note link patch) leaves ranks and artifacts owed
 (`vault_kg.update.deferred_work`), and calls `launch`. This job first ranks what is owed, under the scope's
 lock, through an update that works from the cache alone (`owed.finish_owed`; the artifacts wait for
@@ -101,7 +101,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
     """Store the clustering if the cache still holds the graph it was computed on."""
     from vault_kg.core import store
     from vault_kg.storage.cache import ScopeCache
-    from vault_kg.update.deferred_work import OWED, owed_owners
+    from vault_kg.update.noop_checks import OWED, owed_owners
     from vault_kg.update.ranking_policy import BLOB, unpack
 
     cache = ScopeCache(store.Layout(out).cache_db)
@@ -127,13 +127,12 @@ def settle(scope: Scope) -> bool:
     from vault_kg.update import centrality as rank
     from vault_kg.jobs.html_render import after_run as render_after
     from vault_kg.update.engine import run
-    from vault_kg.update.deferred_work import clustering_next
-    from vault_kg.update.ranking_policy import deferring_communities
+    from vault_kg.update.run_state import COMMUNITIES, RunSettings
 
     for _ in range(ROUNDS):
         if owed(scope.out):
-            with deferring_communities(), clustering_next():  # ranks of the graph a hook's link patch stored (`owed.finish_owed`)
-                render_after(scope.out, run(scope, paths=[]))
+            # ranks of the graph a hook's link patch stored (`deferred_work.finish_owed`); the artifacts wait for the clustering
+            render_after(scope.out, run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES, clustering_next=True)))
         found = snapshot(scope.out)
         if found is None:
             if owed(scope.out):
@@ -143,9 +142,8 @@ def settle(scope: Scope) -> bool:
         assignment, communities = rank.communities(nodes, table, ranks)
         if not install(scope.out, digest, ranks, assignment, communities):
             continue
-        with deferring_communities():  # an edit that landed meanwhile is clustered next round
-            result = run(scope, paths=[])
-            render_after(scope.out, result)
+        result = run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES))  # an edit that landed meanwhile is clustered next round
+        render_after(scope.out, result)
         if result.extra.get("communities") != "deferred" and not owed(scope.out):
             return True
     return False
@@ -157,7 +155,7 @@ def owed(out: Path) -> bool:
 
     from vault_kg.storage.cache import connect
     from vault_kg.core import store
-    from vault_kg.update.deferred_work import OWED
+    from vault_kg.update.noop_checks import OWED
 
     db = store.Layout(out).cache_db
     if not db.is_file():

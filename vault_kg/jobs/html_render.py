@@ -6,7 +6,7 @@ for: the route draws small graphs inline and leaves large ones to this job
 at low priority. Renders queue on the lock, each reads the newest graph.json, and a render that
 finds one already waiting leaves, so the last one to finish always matches the last graph written
 and a burst of edits renders twice at most. A hook renders in the background whatever the graph's
-size (`vault_kg.update.html_page.rendering_later`): a page of a few hundred nodes still costs the
+size (`vault_kg.update.run_state.RunSettings.html_later`): a page of a few hundred nodes still costs the
 render's imports and layout, most of a hook's time.
 """
 

@@ -24,7 +24,7 @@ def update_scope(
     for the command to exit. `defer_communities` (the PostToolUse hook) keeps Leiden off the caller's
     path, and a one-note link patch's ranks and artifacts too: a detached job does them afterwards
     (`vault_kg.update.ranking_policy`, `vault_kg.update.deferred_work`, `vault_kg.jobs.clustering`); graph.html renders detached at
-    any size (`vault_kg.update.html_page.rendering_later`). Returns the
+    any size (`RunSettings.html_later`). Returns the
     engine's RunResult.
     """
     from vault_kg.core.config import load_config
@@ -34,11 +34,9 @@ def update_scope(
 
     if defer_communities:
         from vault_kg.jobs import clustering as cluster_job
-        from vault_kg.update.html_page import rendering_later
-        from vault_kg.update.ranking_policy import deferring_whole_graph
+        from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
 
-        with deferring_whole_graph(), rendering_later():
-            result = run(scope, paths=paths, force=force)
+        result = run(scope, paths=paths, force=force, settings=RunSettings(defer=WHOLE_GRAPH, html_later=True))
         render_after(scope.out, result)
         cluster_job.after_run(scope, result)
     else:

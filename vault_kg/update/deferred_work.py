@@ -2,8 +2,8 @@
 
 A link edit changes a few owners' edges, but PageRank moves the rank of nearly every node (at six
 decimals, about nine rows in ten of a 10,000-note vault), so ranking the graph again and writing
-graph.json, the report and the brief cost the whole graph: most of a hook at 10,000 notes. Inside
-`ranking.deferring_whole_graph()` (the PostToolUse hook on a vault note) the link patch stores
+graph.json, the report and the brief cost the whole graph: most of a hook at 10,000 notes. When the run
+defers the whole graph (`RunSettings.defer`: the PostToolUse hook on a vault note) the link patch stores
 the edit in the query tables instead (`defer`): node rows and edge rows as the whole route would
 leave them, a replaced node row keeping its last rank and community, and the owners whose rows
 the rank's edge table lacks in `OWED`. Ranks, communities, the edge table and the artifacts keep
@@ -13,35 +13,23 @@ update (and the no-op probe) see that work is left.
 `vault_kg.jobs.clustering` then takes the scope's lock and runs an update that ends in `finish_owed`: the
 edge table patched with the owed owners' rows, PageRank, and the artifacts, from the cache alone
 (no extraction is loaded); then Leiden off the lock as before. Any other update that comes first
-does the same work on its way (`engine.rank_nodes` folds the owed owners in and clears `OWED`).
+does the same work on its way (`stages.rank_nodes` folds the owed owners in and clears `OWED`).
 Once the job has run, everything is byte-identical to a from-scratch build (the property test's
 `hook` mode checks it after every step).
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graph_out.formats import pass_attrs
 
-from vault_kg.update.block_setting import setting
 from vault_kg.update.centrality import with_table
 from vault_kg.update.edge_groups import OwnerGroups
-from vault_kg.update.ranking_policy import whole_graph_deferred
 from vault_kg.update.run_result import fill_counts
-from vault_kg.update.noop_checks import deps_changed
-
-if TYPE_CHECKING:
-    from vault_kg.update.engine import Run
-
-_CLUSTERING_NEXT: ContextVar[bool] = ContextVar("kg_clustering_next", default=False)
-OWED = "owed"  # meta while ranks and artifacts lag the query tables: {"owners": [...], "edges": count}; None once done
-def owed_owners(cache: Any) -> list[str] | None:
-    """The owners whose edge rows the stored edge table lacks, or None when nothing is owed."""
-    owed = cache.get_meta(OWED)
-    return None if owed is None else list(owed["owners"])
+from vault_kg.update.noop_checks import OWED, deps_changed, owed_owners, record_artifacts
+from vault_kg.update.run_state import Run
+from vault_kg.update.stages import rank_nodes, write_artifacts
 
 
 def defer(run: Run, groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], more_edges: int, last: dict[str, Any]) -> None:
@@ -68,14 +56,12 @@ def defer(run: Run, groups: dict[str, list[dict[str, Any]]], encoded: dict[str, 
 def finish_owed(run: Run) -> None:
     """Engine stage after `scan`: when what a hook deferred is the only work left, do it from the
     cache (no extraction loaded, no file read) and end the run."""
-    from vault_kg.update.engine import rank_nodes, write_artifacts
-
     cache, result = run.cache, run.result
-    if owed_owners(cache) is None or run.to_read or run.removed or not run.artifacts_ok or run.rebuild_all or run.refresh:
+    if owed_owners(cache) is None or run.to_read or run.removed or not run.artifacts_ok or run.rebuild_all or run.request.refresh:
         return
     if deps_changed(cache.get_meta("deps", {}) or {}):
         return
-    if whole_graph_deferred():  # a hook with nothing to read: the job that deferred the work does it
+    if run.request.settings.defers_whole_graph:  # a hook with nothing to read: the job that deferred the work does it
         fill_counts(result, cache)
         run.done = True
         return
@@ -89,7 +75,7 @@ def finish_owed(run: Run) -> None:
     result.extra["graph_attrs"] = pass_attrs(last)
     cache.set_meta("retry", False)  # as `post_assembly` leaves it; ranking asks again while clustering is deferred
     rank_nodes(run)
-    if _CLUSTERING_NEXT.get() and result.extra.get("communities") == "deferred":
+    if run.request.settings.clustering_next and result.extra.get("communities") == "deferred":
         cache.set_meta(OWED, {"owners": [], "edges": run.table.row_count()})  # type: ignore[union-attr]
         fill_counts(result, cache)
         run.done = True  # the job writes the artifacts once, with the communities it computes next
@@ -98,20 +84,11 @@ def finish_owed(run: Run) -> None:
     record(run)
 
 
-def clustering_next() -> AbstractContextManager[None]:
-    """The background job's first update: when the communities it is about to compute are all
-    that is left, `finish_owed` ranks and leaves the artifacts (and graph.html's render) to the update
-    after the clustering, so they are written once."""
-    return setting(_CLUSTERING_NEXT, True)
-
-
 def record(run: Run) -> None:
-    """What `engine.record` keeps when no source changed: the artifacts' stat and the graph's counts."""
-    from vault_kg.update.engine import _record_artifacts
-
+    """What `stages.record` keeps when no source changed: the artifacts' stat and the graph's counts."""
     cache, result, data = run.cache, run.result, run.data
     result.quarantined = [tuple(q) for q in data["graph"].get("quarantined", [])]
-    _record_artifacts(run.layout, cache, result.graph_digest)
+    record_artifacts(run.layout, cache, result.graph_digest)
     cache.set_meta("graph", data["graph"])
     result.nodes, result.edges = len(data["nodes"]), data["graph"]["counts"]["edges"]
     result.pending = data["graph"]["counts"].get("pending", 0)

@@ -1,7 +1,7 @@
 """graph.html: whether a run writes it in-process or leaves it to a detached render, and its one writer.
 
 Small graphs are drawn inline by the run that wrote graph.json; large ones (and every hook's, see
-`rendering_later`) are left to `vault_kg.jobs.html_render`, which the caller of the run wakes
+`RunSettings.html_later`) are left to `vault_kg.jobs.html_render`, which the caller of the run wakes
 (the route never starts a process). Whoever draws it, inline, in the job or `kg html`, writes it
 through `write_page`, under `kg-out/.html.lock`: graph.html has one writer.
 """
@@ -9,33 +9,23 @@ through `write_page`, under `kg-out/.html.lock`: graph.html has one writer.
 from __future__ import annotations
 
 import os
-from contextlib import AbstractContextManager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from vault_kg.update.block_setting import setting
-
-__all__ = ["BACKGROUND", "HTML_INLINE_NODES", "LOCK", "draw_locked", "html_mode", "page_lock", "rendering_later", "write_page"]
+__all__ = ["BACKGROUND", "HTML_INLINE_NODES", "LOCK", "draw_locked", "html_mode", "page_lock", "write_page"]
 
 HTML_INLINE_NODES = int(os.environ.get("KG_HTML_INLINE_NODES", "3000"))
 LOCK = ".html.lock"
 BACKGROUND = "rendering in the background"  # what a run's `extra["html"]` says when the job is owed a render
-_LATER: ContextVar[bool] = ContextVar("kg_html_later", default=False)
 
 
-def rendering_later() -> AbstractContextManager[None]:
-    """Runs inside this block (the PostToolUse hook) leave graph.html to a detached render at any
-    size, unless KG_HTML=inline asks for it in-process."""
-    return setting(_LATER, True)
-
-
-def html_mode(nodes: int) -> str:
-    """How graph.html gets written: "off", "inline", or "background" (large graphs, and hooks) (KG_HTML)."""
+def html_mode(nodes: int, later: bool = False) -> str:
+    """How graph.html gets written: "off", "inline", or "background" (large graphs, and hooks: `later`,
+    `RunSettings.html_later`) (KG_HTML=inline draws in-process whatever the size)."""
     mode = os.environ.get("KG_HTML", "auto").lower()
     if mode in ("off", "0", "false", "no"):
         return "off"
-    if mode == "inline" or (nodes <= HTML_INLINE_NODES and not _LATER.get()):
+    if mode == "inline" or (nodes <= HTML_INLINE_NODES and not later):
         return "inline"
     return "background"
 

@@ -30,7 +30,8 @@ builds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+import os
+from typing import Any, Iterator, Mapping
 
 import orjson
 
@@ -41,14 +42,11 @@ from vault_kg.update.centrality import with_table
 from vault_kg.update.edge_groups import OwnerGroups
 from vault_kg.update import deferred_work as owed
 from vault_kg.storage.cache import NodeRows
-from vault_kg.update.ranking_policy import whole_graph_deferred
+from vault_kg.update.assembly import finalize_edges
+from vault_kg.update.run_state import Run
+from vault_kg.update.stages import rank_nodes, update_search_index, write_artifacts
 from vault_kg.update.alias_patch import ALIAS_META, alias_readers
 from vault_kg.update.tag_patch import TAG_META, patch_tags, tag_ids
-
-if TYPE_CHECKING:
-    import os
-
-    from vault_kg.update.engine import Run
 
 DERIVED_RELATIONS = (m.HAS_SECTION, m.TAG_PARENT)  # what vault resolution derives (never an extraction's or a link's)
 PATCHABLE = ("end_line", "summary")  # the note node's attributes the whole route would take from the new extraction, unchecked
@@ -62,10 +60,10 @@ def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | 
     if not _patchable_edit(old, new, nid):
         return False
     cache = run.cache
-    kept = with_table(cache.load_kept(lazy=whole_graph_deferred()))
+    kept = with_table(cache.load_kept(lazy=run.request.settings.defers_whole_graph))
     if kept is None or kept.touched:
         return False  # passes add edges to some owners after assembly; the whole route redoes them
-    nodes = cache.load_nodes(lazy=whole_graph_deferred())
+    nodes = cache.load_nodes(lazy=run.request.settings.defers_whole_graph)
     last = cache.get_meta("graph", {}) or {}
     row = nodes.get(nid)
     if row is None or row.get("status") not in (m.LIVE, m.PENDING) or any(row.get(k) != old.nodes[nid].get(k) for k in NOTE_PATCHABLE):  # type: ignore[union-attr]
@@ -114,7 +112,7 @@ def _resolved_again(run: Run, rel: str, old: m.Extraction, new: m.Extraction, no
     """The note's links resolved again, and those of the notes whose links may find it by an alias
     it gained or lost, with the dangling targets and sections they add or drop; None when the
     change reaches further (see the module docstring)."""
-    from extract.notes import NoteIndex, _link_source
+    from extract.notes import NoteIndex, link_source
 
     aliases = dict(_notes_and_aliases(nodes))
     if len(aliases) != (last.get("counts") or {}).get("sources") or rel not in aliases:
@@ -130,7 +128,7 @@ def _resolved_again(run: Run, rel: str, old: m.Extraction, new: m.Extraction, no
         before = run.cache.load_resolution(note)
         if source is None or before is None:
             return None
-        patch.sources[note], patch.resolved[note] = source, _link_source(note, source.refs, index)
+        patch.sources[note], patch.resolved[note] = source, link_source(note, source.refs, index)
         if not _dangling_patched(run, note, before, patch, nodes) or not _sections_patched(run, before, patch.resolved[note], patch, nodes):
             return None
     return patch if patch_tags(rel, old, new, nodes, patch.nodes, patch.parents) else None
@@ -190,8 +188,6 @@ def _groups(patch: Patch, kept: dict[str, bytes], nodes: dict[str, dict[str, Any
     """The finalized edge group of every owner the patch changes: each note resolved again (its
     extraction's edges, its links, the derived edges it owned) and the notes whose derived edges
     changed."""
-    from vault_kg.update.engine import finalize_edges
-
     for nid, attrs in patch.nodes.items():
         if attrs is None:
             nodes.pop(nid, None)
@@ -254,7 +250,6 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
     engine's own `rank_nodes` and `write_artifacts`, and what `record` keeps."""
     from graph_out.graph_json import encode_group
 
-    from vault_kg.update.engine import rank_nodes, write_artifacts
 
     cache, result = run.cache, run.result
     more_edges = sum(len(edges) - (len(orjson.loads(kept.groups[owner])) if owner in kept.groups else 0) for owner, edges in groups.items())
@@ -269,7 +264,7 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
     run.changed_nodes = {m.note_id(rel), *patch.nodes}  # the note's own attributes, dangling targets, sections, tags
     result.extracted, result.sources = [rel], last["counts"]["sources"]
     result.extra["rederived_owners"] = len(groups)
-    if whole_graph_deferred():
+    if run.request.settings.defers_whole_graph:
         owed.defer(run, groups, encoded, more_edges, last)
         _record_note(run, new, last)
         return
@@ -283,9 +278,7 @@ def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Pa
 
 def _record_note(run: Run, new: m.Extraction, last: dict[str, Any]) -> None:
     """`engine.record` for one changed note: its search text and warnings."""
-    from vault_kg.update.engine import _update_docs
-
     rel = new.source
-    _update_docs(run.cache, run.adapter, {rel: new}, [rel], [], False)
+    update_search_index(run.cache, run.adapter, {rel: new}, [rel], [], False)
     run.result.warnings.extend(i["message"] for i in last.get("anchor_issues", []) if i.get("source") == rel)
     run.result.warnings.extend(new.warnings)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from vault_kg.core.passes import Pass
     from vault_kg.core.store import Layout
 
+OWED = "owed"  # meta while ranks and artifacts lag the query tables (`vault_kg.update.deferred_work`): {"owners": [...], "edges": count}; None once done
 SWEPT = (("out", ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore")), ("cache", ("anchors.json",)))  # temp files a killed run leaves
 
 
@@ -38,6 +39,12 @@ def pass_modules(kind: str) -> tuple[Pass, ...]:
     from vault_kg.anchors import build_pass as anchor_pass
 
     return (llm_pass, anchor_pass)
+
+
+def owed_owners(cache: MetaStore) -> list[str] | None:
+    """The owners whose edge rows the stored edge table lacks (a hook's deferred link patch), or None when nothing is owed."""
+    owed = cache.get_meta(OWED)
+    return None if owed is None else list(owed["owners"])
 
 
 def deps_changed(recorded: dict[str, list[int]]) -> bool:

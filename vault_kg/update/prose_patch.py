@@ -32,16 +32,17 @@ import mmap
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 import orjson
 
 from vault_kg.core import model as m
 from vault_kg.core import store
 from vault_kg.core.safe_read import read_regular
-
-if TYPE_CHECKING:
-    from vault_kg.update.engine import Run
+from vault_kg.update.noop_checks import deps_changed, owed_owners, record_artifacts
+from vault_kg.update.run_result import fill_counts
+from vault_kg.update.run_state import Run
+from vault_kg.update.stages import update_search_index
 
 PATCHABLE = ("end_line", "summary")  # node attributes only the node's own row, its search text and graph.json read
 FREE_META = ("size", "summary")  # extraction meta no other stage reads
@@ -49,7 +50,7 @@ SHOWN = ("summary",)  # ... except that brief.json and the report show these of 
 
 
 def patch_prose_edit(run: Run) -> None:
-    """Engine stage after `scan`: finish the run here when it is one note's prose edit."""
+    """The route's stage after `finish_owed`: finish the run here when it is one note's prose edit."""
     rel = _candidate(run)
     if rel is None:
         return
@@ -87,7 +88,7 @@ def patch_prose_edit(run: Run) -> None:
 
 def _candidate(run: Run) -> str | None:
     """The one note this run may patch, decided before reading it; None: the whole route."""
-    if run.scope.kind != "vault" or run.full_listing or run.rebuild_all or run.refresh or run.force:
+    if run.scope.kind != "vault" or run.full_listing or run.rebuild_all or run.request.refresh or run.request.force:
         return None
     if len(run.to_read) != 1 or run.removed or not (run.nothing_changed() or _clustering_pending(run)):
         return None
@@ -107,7 +108,7 @@ def _candidate(run: Run) -> str | None:
     if run.cache.get_meta(DAY_META) != day:
         return None
     counts = (run.cache.get_meta("graph", {}) or {}).get("counts", {})
-    return rel if html_mode(counts.get("nodes", 0)) != "inline" else None
+    return rel if html_mode(counts.get("nodes", 0), run.request.settings.html_later) != "inline" else None
 
 
 def _clustering_pending(run: Run) -> bool:
@@ -115,8 +116,6 @@ def _clustering_pending(run: Run) -> bool:
     (`ranking`), or a link patch's ranks and artifacts (`owed`). The link patch ranks again as the
     whole route would (or defers again), the prose patch (which keeps the last ranks and
     communities) may not run. No pass asks for another run today (`retry`)."""
-    from vault_kg.update.engine import deps_changed
-    from vault_kg.update.deferred_work import owed_owners
     from vault_kg.update.ranking_policy import BLOB, unpack
 
     if not run.artifacts_ok or run.rebuild_all or not run.cache.get_meta("retry", False) or deps_changed(run.cache.get_meta("deps", {}) or {}):
@@ -201,9 +200,7 @@ def _patched_graph_json(run: Run, patch: NodePatch) -> Iterator[list[Any] | None
 
 def _finish(run: Run, extracted: list[str]) -> None:
     """The run's result as `record` leaves it, from the counts the last run recorded."""
-    from vault_kg.update.engine import _fill_counts
-
-    _fill_counts(run.result, run.cache)
+    fill_counts(run.result, run.cache)
     run.result.extracted = extracted
     run.done = True
 
@@ -211,12 +208,11 @@ def _finish(run: Run, extracted: list[str]) -> None:
 def _record_note(run: Run, new: m.Extraction, graph: list[Any], changed: bool) -> None:
     """What `write_artifacts` and `record` do for this edit: graph.json and its recorded stat,
     the note's search text, its warnings, a graph.html render."""
-    from vault_kg.update.engine import _record_artifacts, _update_docs
     from vault_kg.update.html_page import html_mode
 
     result, layout, cache, rel = run.result, run.layout, run.cache, new.source
     result.extra["ranking"] = "reused"
-    _update_docs(cache, run.adapter, {rel: new}, [rel], [], False)
+    update_search_index(cache, run.adapter, {rel: new}, [rel], [], False)
     issues = (cache.get_meta("graph", {}) or {}).get("anchor_issues", [])
     result.warnings.extend(i["message"] for i in issues if i.get("source") == rel)
     result.warnings.extend(new.warnings)
@@ -227,8 +223,8 @@ def _record_note(run: Run, new: m.Extraction, graph: list[Any], changed: bool) -
     for part in graph:
         digest = zlib.crc32(part, digest)
     result.graph_digest = digest
-    _record_artifacts(layout, cache, result.graph_digest)
-    if html_mode(result.nodes) == "background":
+    record_artifacts(layout, cache, result.graph_digest)
+    if html_mode(result.nodes, run.request.settings.html_later) == "background":
         from vault_kg.update.html_page import BACKGROUND
 
         result.extra["html"] = BACKGROUND  # the caller wakes the render

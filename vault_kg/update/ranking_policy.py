@@ -5,12 +5,12 @@ would be most of the hook. So:
 
 - when nothing ranking reads has changed (`rank.ranking_digest`: node kinds, statuses, labels,
   sources, and the weighted edge table), the last answer is reused as it is;
-- otherwise PageRank runs; Leiden runs too, except inside `deferring_communities()` (the hooks
+- otherwise PageRank runs; Leiden runs too, except when the run defers it (`RunSettings.defer`: the hooks
   and their background job): there the nodes keep the communities of the last clustering (new nodes
   get none), the community table is recomputed over the current graph, the cache asks the next
   update to run again (`retry`), and `vault_kg.jobs.clustering` clusters in the background and
   installs the result through a short update;
-- inside `deferring_whole_graph()` (the PostToolUse hook), a one-note link patch does not rank at
+- when it defers the whole graph (`WHOLE_GRAPH`: the PostToolUse hook), a one-note link patch does not rank at
   all: it stores the edit in the query tables and leaves PageRank, the edge table and the
   artifacts to the same background job (`vault_kg.update.deferred_work`).
 
@@ -22,31 +22,12 @@ stamps and everything else are then byte-identical to a from-scratch build.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from contextvars import ContextVar
 from typing import Any
 
 from vault_kg.update import centrality as rank
-from vault_kg.update.block_setting import setting
+from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH
 
 BLOB = "ranking"  # (digest, ranks, assignment, communities, digest the communities describe)
-COMMUNITIES, WHOLE_GRAPH = "communities", "whole graph"
-_DEFER: ContextVar[str] = ContextVar("kg_defer", default="")
-
-
-def deferring_communities() -> AbstractContextManager[None]:
-    """Runs inside this block leave clustering to the background (see the module docstring)."""
-    return setting(_DEFER, COMMUNITIES)
-
-
-def deferring_whole_graph() -> AbstractContextManager[None]:
-    """What the PostToolUse hook uses: clustering left to the background, and a link patch's
-    ranks and artifacts too (`vault_kg.update.deferred_work`)."""
-    return setting(_DEFER, WHOLE_GRAPH)
-
-
-def whole_graph_deferred() -> bool:
-    return _DEFER.get() == WHOLE_GRAPH
 
 
 def unpack(last: Any) -> tuple[str, dict[str, float], dict[str, int], list[dict[str, Any]], str] | None:
@@ -57,11 +38,13 @@ def unpack(last: Any) -> tuple[str, dict[str, float], dict[str, int], list[dict[
     return digest, ranks, assignment, table, (last[4] if len(last) > 4 else digest)
 
 
-def rank_graph(cache: Any, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: Any) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
-    """Ranks, node → community, and the community table for this run's graph (see above)."""
+def rank_graph(
+    cache: Any, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: Any, defer: str = "",
+) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
+    """Ranks, node → community, and the community table for this run's graph (see above); `defer`: `RunSettings.defer`."""
     digest = rank.ranking_digest(nodes, table)
     last = unpack(cache.get_blob(BLOB))
-    defer = bool(_DEFER.get()) and last is not None
+    defer = defer in (COMMUNITIES, WHOLE_GRAPH) and last is not None
     if last is not None and last[0] == digest:
         ranks, assignment, communities, of = last[1], last[2], last[3], last[4]
         result.extra["ranking"] = "reused"
