@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 
-from vault_kg.jobs.usage import jobs_in  # noqa: E402
+from vault_kg.jobs.launcher import jobs_in  # noqa: E402
 
 KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 TARGETS = {"python start-up": None, "post-tool-use, outside": 0.100, "post-tool-use, one vault note": None, "  of which prose only": None,

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_kg.core.config import OUT_DIRNAME, config_path, inside
-from vault_kg.core.place import Place, is_built, locate
+from vault_kg.api import is_built
+from vault_kg.core.place import Place, locate
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000
@@ -37,10 +38,9 @@ def hook_env(payload: dict[str, Any]) -> HookEnv:
 
 def cache_problem(root: Path) -> str | None:
     """Why the scope's cache at `root` cannot serve an update of one file (None: it can)."""
-    from vault_kg.storage.cache import problem
-    from vault_kg.core.place import cache_db
+    from vault_kg import api
 
-    return problem(cache_db(root))
+    return api.cache_problem(root)
 
 
 def log_failure(event: str, message: str, vault: Path | None) -> Path | None:

@@ -42,7 +42,7 @@ def handler(event: str) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
     elif event == "pre-compact":
         from .pre_compact import handle
     else:
-        from .reconcile import handle
+        from vault_kg.jobs.reconcile import handle
     return handle
 
 

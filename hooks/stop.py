@@ -19,17 +19,7 @@ def handle(payload: dict[str, Any]) -> None:
     env = hook_env(payload)
     if env.vault is None:
         return None
-    from episodic.last_turn import last_turn
-    from episodic.transcript import accepted_transcript
-    from vault_kg.memory import credit
-    from vault_kg.memory import push_recall
-    from vault_kg.memory.recall_log import record
+    from vault_kg import api
 
-    turn = last_turn(accepted_transcript(raw))
-    credited = credit.anchored_notes(env.vault, credit.project_files(env.cfg, turn.edited)) if turn.edited else []
-    record(env.vault, "credit", credited, session=session)
-    injected = push_recall.injected_this_session(env.vault, session)
-    if injected:
-        used = set(credited) | set(credit.cited(injected, credit.note_labels(env.vault, sorted(injected)), turn.text))
-        push_recall.mark_used(env.vault, session, sorted(used))
+    api.credit_turn(env.vault, env.cfg, raw, session)
     return None

@@ -219,6 +219,50 @@ def test_every_import_points_down() -> None:
     assert sorted(upward_imports() - KNOWN_UPWARD) == []
 
 
+def face_reaches() -> set[tuple[str, str]]:
+    """Imports from a face (CLI, MCP, watcher, hooks) into the library past its front door (`vault_kg.api`;
+    the core's vocabulary and the other faces are open to every face)."""
+    return {(module, target) for module, target in edges()
+            if layer_of(module) == 0 and layer_of(target) not in (0, 1) and not _within(target, "vault_kg.core") and target != "vault_kg"}
+
+
+# Still reached directly, each waiting for its verb at the front door (issue #31, item 3): the
+# CLI's feature commands and the MCP server's note tools and view cache.
+KNOWN_FACE_REACHES: set[tuple[str, str]] = {
+    ("hooks.dispatch", "vault_kg.jobs.reconcile"),  # the reconcile job runs in a hook process, to fail open like one
+    ("vault_kg.cli.commands.anchors", "vault_kg.anchors.check"),
+    ("vault_kg.cli.commands.anchors", "vault_kg.notes.anchor_repair"),
+    ("vault_kg.cli.commands.journal", "episodic.dates"),
+    ("vault_kg.cli.commands.journal", "episodic.recall"),
+    ("vault_kg.cli.commands.journal", "vault_kg.notes.notebook"),
+    ("vault_kg.cli.commands.llm", "extract.llm"),
+    ("vault_kg.cli.commands.llm", "vault_kg.jobs.model_worker"),
+    ("vault_kg.cli.commands.memory", "vault_kg.memory.ledger"),
+    ("vault_kg.cli.commands.notes", "vault_kg.memory.session_brief"),
+    ("vault_kg.cli.commands.notes", "vault_kg.notes.notebook"),
+    ("vault_kg.cli.commands.notes", "vault_kg.notes.remember"),
+    ("vault_kg.cli.commands.vaultops", "vault_kg.notes.consolidate"),
+    ("vault_kg.cli.commands.vaultops", "vault_kg.notes.gitops"),
+    ("vault_kg.cli.commands.vaultops", "vault_kg.notes.journal_merge"),
+    ("vault_kg.cli.commands.vaultops", "vault_kg.notes.promote"),
+    ("vault_kg.cli.commands.vaultops", "vault_kg.notes.sync"),
+    ("vault_kg.cli.commands.view", "graph_out.export"),
+    ("vault_kg.cli.commands.view", "vault_kg.update.html_page"),
+    ("vault_kg.mcp.server", "vault_kg.notes.notebook"),
+    ("vault_kg.mcp.server", "vault_kg.query.graph_view"),
+    ("vault_kg.mcp.server", "vault_kg.query.shared_reads"),
+    ("vault_kg.mcp.server", "vault_kg.query.verbs"),
+    ("vault_kg.mcp.server", "vault_kg.storage.layout"),
+    ("vault_kg.watch.watcher", "vault_kg.storage.layout"),
+}
+
+
+def test_faces_go_through_the_front_door() -> None:
+    """The hooks, the MCP server, the watcher and the CLI call `vault_kg.api`; a new direct reach fails here."""
+    assert sorted(face_reaches() - KNOWN_FACE_REACHES) == []
+    assert sorted(KNOWN_FACE_REACHES - face_reaches()) == [], "a reach was removed: take it off the list"
+
+
 def test_no_loop_of_imports() -> None:
     assert [sorted(group) for group in loops() if group not in KNOWN_LOOPS] == []
 
@@ -255,6 +299,25 @@ def private_reaches() -> list[str]:
 def test_no_module_reaches_into_another_modules_privates() -> None:
     """A name with a leading underscore is its module's own business: the patches call named stage functions."""
     assert private_reaches() == []
+
+
+def sql_outside_storage() -> list[str]:
+    """Every place outside `vault_kg.storage` that imports sqlite3 or runs a statement (`.execute`)."""
+    found = []
+    for module, path in _modules().items():
+        if _within(module, "vault_kg.storage"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(alias.name == "sqlite3" for alias in node.names):
+                found.append(f"{module}:{node.lineno} imports sqlite3")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("execute", "executemany", "executescript"):
+                found.append(f"{module}:{node.lineno} runs SQL")
+    return found
+
+
+def test_only_storage_speaks_sql() -> None:
+    """The cache's tables are storage's business: every other room asks it by name."""
+    assert sql_outside_storage() == []
 
 
 def test_the_core_imports_only_itself() -> None:

@@ -25,7 +25,7 @@ from robust_corpus import canonical, first_difference, fresh_build
 from vault_kg.storage.cache import ScopeCache
 from vault_kg.update.engine import run
 from vault_kg.core.scopes import Scope, vault_scope
-from vault_kg.core.store import Layout
+from vault_kg.storage.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 SOAK_SECONDS = float(os.environ.get("KG_SOAK_SECONDS", "0") or 0)

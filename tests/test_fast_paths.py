@@ -239,7 +239,8 @@ def test_the_listing_with_stats_is_the_listing(tmp_path: Path) -> None:
 
 
 def test_the_probe_steps_aside_while_a_writer_holds_the_scope(tmp_path: Path) -> None:
-    from vault_kg.core.store import Layout, scope_lock
+    from vault_kg.storage.layout import Layout
+    from vault_kg.core.store import scope_lock
 
     vault = _vault(tmp_path / "v", notes=10)
     scope = vault_scope(vault)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -109,3 +110,26 @@ def test_a_hook_on_a_small_code_graph_leaves_graph_html_to_a_detached_render(tmp
     assert not {"graph_out.html", "graph_out.layout", "scipy"} & modules  # a code update ranks with numpy and networkx
     page = _settled_page(out, logged=True)
     assert "retry_budget" in page
+
+
+def test_kg_html_waits_for_a_render_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kg html` writes graph.html under the lock a detached render holds: one writer (it wrote around it)."""
+    monkeypatch.setenv("KG_HTML", "off")
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "A.md").write_text("---\nsummary: a\n---\nsee [[B]]\n")
+    run(vault_scope(vault))
+    out = vault / "kg-out"
+    env = {**os.environ, "KG_HTML": "off"}
+    running = FileLock(str(out / ".html.lock"))
+    running.acquire()  # stands for a render in progress
+    try:
+        page = subprocess.Popen([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "html", "--vault", str(vault)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        time.sleep(3)
+        assert page.poll() is None, "kg html wrote graph.html while a render held the page's lock"
+        assert not (out / "graph.html").exists()
+    finally:
+        running.release()
+    assert page.wait(timeout=60) == 0, page.stderr.read().decode()
+    assert (out / "graph.html").read_text() == render_html(load_json(out / "graph.json"))

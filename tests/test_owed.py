@@ -190,7 +190,7 @@ def test_the_hooks_background_job_finishes_the_work_and_says_what_it_cost(tmp_pa
     import json
     import time
 
-    from vault_kg.jobs.usage import jobs_in
+    from vault_kg.jobs.launcher import jobs_in
 
     vault = _built(tmp_path)
     before = artifacts(vault)

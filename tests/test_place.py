@@ -11,7 +11,8 @@ from hooks.common import hook_env
 from vault_kg.storage.cache import problem
 from vault_kg.core.config import find_vault, load_config, resolve_vault
 from vault_kg.core.errors import KgError
-from vault_kg.core.place import cache_db, locate
+from vault_kg.core.place import locate
+from vault_kg.storage.layout import cache_db
 from vault_kg.core.scopes import detect_project, project_at
 
 

@@ -15,7 +15,8 @@ from vault_kg.update.engine import run
 from vault_kg.query.graph_view import load_view
 from vault_kg.query.verbs import god_nodes
 from vault_kg.core.scopes import Scope, vault_scope
-from vault_kg.core.store import Layout, scope_lock
+from vault_kg.storage.layout import Layout
+from vault_kg.core.store import scope_lock
 
 
 def graph(out: Path) -> dict:

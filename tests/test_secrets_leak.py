@@ -284,7 +284,7 @@ def test_hand_edited_journals_and_project_names_are_redacted_wherever_they_are_r
     mirror = vault / "kg-out" / "journal-index-src" / day.name
     assert_clean("the text the recall index holds", mirror.read_text(encoding="utf-8"))
     from hooks.common import HookEnv  # noqa: F401  (the hook reads the same day files)
-    from hooks.session_start import journal_lines
+    from vault_kg.memory.session_brief import journal_lines
 
     class Env:
         def __init__(self) -> None:

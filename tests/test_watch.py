@@ -280,14 +280,15 @@ def test_mcp_server_finds_a_note_written_by_another_program(vault: Path, tmp_pat
 
 def test_every_session_start_refreshes_in_the_background_silently(tmp_path: Path) -> None:
     from hook_world import make_world, session_payload, wait_for
-    from hooks import reconcile
+    from vault_kg.jobs import reconcile
+    from vault_kg.storage.layout import Layout
 
     world = make_world(tmp_path)
     for root in (world.vault, world.project):
-        (root / "kg-out" / reconcile.DONE).write_text("fresh\n")
+        Layout(root / "kg-out").reconciled.write_text("fresh\n")
     (world.vault / "inbox").mkdir(exist_ok=True)
     (world.vault / "inbox" / "Written in Obsidian.md").write_text(note("Written in Obsidian", "Edited while no hook ran."))
-    stamp = world.vault / "kg-out" / reconcile.DONE
+    stamp = Layout(world.vault / "kg-out").reconciled
     before = stamp.stat().st_mtime_ns
     code, out, err = world.hook("session-start", session_payload(world, "SessionStart", source="startup"))
     assert code == 0, err

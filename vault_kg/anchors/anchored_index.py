@@ -8,25 +8,13 @@ file is the locator's path part (`src/retry.py › class Client` → `src/retry.
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from pathlib import Path
 from typing import Any, Iterator
 
-from vault_kg.core.config import OUT_DIRNAME
+from vault_kg.storage.light_reads import Connection, anchored_note_rows, open_cache
+
+__all__ = ["LOCATOR_SEP", "anchored_file", "iter_anchored", "open_cache"]
 
 LOCATOR_SEP = " › "
-CACHE_DB = ("cache", "index.sqlite")
-
-
-def open_cache(vault: Path, timeout: float = 5) -> sqlite3.Connection | None:
-    db = vault.joinpath(OUT_DIRNAME, *CACHE_DB)
-    if not db.is_file():
-        return None
-    try:
-        return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=timeout)
-    except sqlite3.Error:
-        return None
 
 
 def anchored_file(key: str) -> tuple[str, str]:
@@ -35,10 +23,9 @@ def anchored_file(key: str) -> tuple[str, str]:
     return project, locator.split(LOCATOR_SEP, 1)[0].split("#", 1)[0]
 
 
-def iter_anchored(con: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any], list[tuple[str, str]]]]:
+def iter_anchored(con: Connection) -> Iterator[tuple[str, dict[str, Any], list[tuple[str, str]]]]:
     """(note id, node, anchored (project, file) pairs) for every anchored note, by id."""
-    for nid, data in con.execute("SELECT id, data FROM nodes WHERE kind='note' AND data LIKE '%\"anchored\"%' ORDER BY id"):
-        node = json.loads(data)
+    for nid, node in anchored_note_rows(con):
         files = [anchored_file(k) for k in node.get("anchored") or ()]
         if files:
             yield nid, node, files

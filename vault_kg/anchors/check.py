@@ -22,25 +22,10 @@ from vault_kg.core.scopes import Scope, vault_scope
 
 def _owners_from_graph(vault: Scope) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Entities and sections of the last vault build (read-only; empty when there is none)."""
-    import sqlite3
+    from vault_kg.storage.cache import nodes_of_kinds
+    from vault_kg.storage.layout import Layout
 
-    import orjson
-
-    from vault_kg.storage.cache import connect
-    from vault_kg.core.store import Layout
-
-    db = Layout(vault.out).cache_db
-    if not db.exists():
-        return {}, {}
-    try:
-        con = connect(db, readonly=True)
-        try:
-            rows = con.execute("SELECT id, data FROM nodes WHERE kind IN (?, ?)", (m.ENTITY, m.SECTION)).fetchall()
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        return {}, {}
-    nodes = {nid: orjson.loads(data) for nid, data in rows}
+    nodes = nodes_of_kinds(Layout(vault.out).cache_db, (m.ENTITY, m.SECTION))
     return owners_from_nodes(nodes), {nid: str(a.get("label", nid)) for nid, a in nodes.items()}
 
 

@@ -24,8 +24,8 @@ from vault_kg.anchors.dates import as_date, valid_at
 from vault_kg.anchors.spans import Lookup, SymbolCache, is_markdown, split_locator, supported, supported_extensions
 from vault_kg.core import model as m
 from vault_kg.core.scopes import Scope
+from vault_kg.storage.layout import Layout
 
-CACHE_NAME = "anchors.json"
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 WINDOW_KEYS = ("valid_from", "valid_to", "superseded_by", "supersedes", "retired")
 REPAIR_ACTIONS = ("anchor", "accept", "reanchor")
@@ -346,4 +346,4 @@ def owners_from_nodes(nodes: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def cache_path(vault: Scope) -> Path:
-    return vault.out / "cache" / CACHE_NAME
+    return Layout(vault.out).anchors_cache

@@ -50,13 +50,10 @@ def scopes_from(scope: Optional[list[str]], vault: Optional[Path], out: Optional
     return resolve_scopes(scope, vault, out)
 
 
-def single_view(scope: Optional[list[str]], vault: Optional[Path]):
-    from vault_kg.query.graph_view import load_view
+def single_view(scope: Optional[list[str]], vault: Optional[Path]) -> Any:
+    from vault_kg import api
 
-    scopes = scopes_from(scope, vault)
-    if len(scopes) != 1:
-        raise KgError("this command works on one scope at a time; pass a single --scope")
-    return load_view(scopes[0])
+    return api.open_view(scope, vault)
 
 
 def _progress_runner(total_hint: bool):
@@ -84,27 +81,23 @@ def _progress_runner(total_hint: bool):
 
 
 def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, as_json: bool, verb: str, wait: bool = False) -> None:
-    from vault_kg.jobs import model_worker as llm_worker
-    from vault_kg.jobs.html_render import after_run as render_after
-    from vault_kg.update.engine import run
-    from vault_kg.jobs.scope_update import problems_of
+    from vault_kg import api
 
     cfg = cfgmod.load_config()
     results = []
     waited: list[dict[str, Any]] = []
     for scope in scopes:
-        result = run(scope, paths=paths, force=force, progress=_progress_runner(True))
-        render_after(scope.out, result)
+        [result] = api.update_runs([scope], paths, force, progress=_progress_runner(True), explicit=verb == "built", long_lived=wait, cfg=cfg)
         results.append(result)
-        outcome = llm_worker.after_update(scope, result, cfg, explicit=verb == "built", hook=not wait)
-        notice = llm_worker.notice(scope.out, result.pending) if scope.kind == "vault" and cfg.ollama_enabled else None
+        outcome = result.model_worker
+        notice = api.model_notice(scope, result.pending, cfg)
         if notice:
             result.notices.append(notice)
         if wait and scope.kind == "vault" and cfg.ollama_enabled:
             from vault_kg.cli.commands.llm import wait_for_worker
 
             waited.append(wait_for_worker(scope, cfg, outcome or "idle"))
-        for line in problems_of(result, scope.root):
+        for line in api.problems_of(result, scope.root):
             sys.stderr.write(line + "\n")
         if scope.kind == "code" and paths:
             _report_dirty_notes(scope, result.extracted + result.removed)
@@ -119,17 +112,17 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
 
 
 def _print_results(results: list[Any], verb: str) -> None:
-    from vault_kg.jobs.scope_update import format_run
+    from vault_kg import api
 
     for r in results:
-        sys.stdout.write(format_run(r, verb) + "\n")
+        sys.stdout.write(api.format_run(r, verb) + "\n")
 
 
 def _report_dirty_notes(scope: Scope, relpaths: list[str]) -> None:
     """After a code edit, one line per anchored vault note that just went dirty."""
-    from vault_kg.anchors.dirtied_notes import notes_dirtied
+    from vault_kg import api
 
-    for line in notes_dirtied(scope.name, relpaths):
+    for line in api.notes_dirtied(scope.name, relpaths):
         sys.stderr.write(line + "\n")
 
 
@@ -195,16 +188,13 @@ def query(
     Example: kg query "stripe" --tag client --folder services
     Example: kg query "webhooks" --kind journal --since 2024-01-01
     """
-    from vault_kg.query import verbs as q
+    from vault_kg import api
     from vault_kg.core.memory_kinds import make_filters
 
-    from vault_kg.memory.recall_log import record_hits
-
     filters = make_filters(tag, folder, kind, since, until)
-    scopes = scopes_from(scope, vault)
-    answer = q.query(scopes, question, budget, include_stale, depth, as_of=as_of, filters=filters)
-    record_hits(scopes, answer, "query", question)
-    emit(answer, as_json, q.format_query)
+    answer = api.query(question, budget=budget, depth=depth, include_stale=include_stale, as_of=as_of, filters=filters,
+                       scopes=scopes_from(scope, vault), record_as="query")
+    emit(answer, as_json, api.renderer("query"))
 
 
 @app.command()
@@ -221,9 +211,9 @@ def path(
     \b
     Example: kg path "Payments API" "Acme"
     """
-    from vault_kg.query import verbs as q
+    from vault_kg import api
 
-    emit(q.path(single_view(scope, vault), a, b, include_stale), as_json, q.format_path)
+    emit(api.path(a, b, include_stale=include_stale, view=single_view(scope, vault)), as_json, api.renderer("path"))
 
 
 @app.command()
@@ -240,13 +230,10 @@ def explain(
     \b
     Example: kg explain "Payments API"
     """
-    from vault_kg.query import verbs as q
-    from vault_kg.memory.recall_log import record_hits
+    from vault_kg import api
 
-    view = single_view(scope, vault)
-    answer = q.explain(view, name, include_stale, as_of)
-    record_hits([view.scope], answer, "explain", name)
-    emit(answer, as_json, q.format_explain)
+    answer = api.explain(name, include_stale=include_stale, as_of=as_of, view=single_view(scope, vault), record_as="explain")
+    emit(answer, as_json, api.renderer("explain"))
 
 
 @app.command()
@@ -265,11 +252,12 @@ def neighbors(
     \b
     Example: kg neighbors "Payments API" --direction in --relation links_to
     """
-    from vault_kg.query import verbs as q
+    from vault_kg import api
 
     if direction not in ("in", "out", "both"):
         raise KgError(f"--direction {direction!r}: use in, out or both")
-    emit(q.neighbors(single_view(scope, vault), name, relation, direction, limit, include_stale), as_json, q.format_neighbors)
+    answer = api.neighbors(name, relation=relation, direction=direction, limit=limit, include_stale=include_stale, view=single_view(scope, vault))
+    emit(answer, as_json, api.renderer("neighbors"))
 
 
 @app.command("god-nodes")
@@ -285,9 +273,9 @@ def god_nodes(
     \b
     Example: kg god-nodes -n 5
     """
-    from vault_kg.query import verbs as q
+    from vault_kg import api
 
-    emit(q.god_nodes(single_view(scope, vault), n, include_stale), as_json, q.format_god_nodes)
+    emit(api.god_nodes(n=n, include_stale=include_stale, view=single_view(scope, vault)), as_json, api.renderer("god_nodes"))
 
 
 @app.command()
@@ -305,9 +293,9 @@ def affected(
     Example: kg affected "src/retry.py › class Client › method fetch" --scope payments --depth 2
     Example: kg affected src/retry.py::Client.fetch --scope payments  # as `kg anchor` names it; lists anchored notes
     """
-    from vault_kg.query import verbs as q
+    from vault_kg import api
 
-    emit(q.affected(single_view(scope, vault), symbol, depth, include_stale=include_stale, vault=vault), as_json, q.format_affected)
+    emit(api.affected(symbol, vault=vault, depth=depth, include_stale=include_stale, view=single_view(scope, vault)), as_json, api.renderer("affected"))
 
 
 @app.command()
@@ -317,9 +305,9 @@ def stats(vault: Optional[Path] = VaultOpt, scope: Optional[list[str]] = ScopeOp
     \b
     Example: kg stats --json
     """
-    from vault_kg.query import verbs as q
+    from vault_kg import api
 
-    emit(q.stats(single_view(scope, vault)), as_json, q.format_stats)
+    emit(api.stats(view=single_view(scope, vault)), as_json, api.renderer("stats"))
 
 
 @app.command()
@@ -333,11 +321,10 @@ def lint(
     \b
     Example: kg lint --strict
     """
-    from vault_kg.notes.lint import format_lint, lint as run_lint
-    from vault_kg.core.scopes import vault_scope
+    from vault_kg import api
 
-    report = run_lint(vault_scope(vault))
-    emit(report, as_json, format_lint)
+    report = api.lint(vault)
+    emit(report, as_json, api.renderer("lint"))
     if strict and report["problems"]:
         raise typer.Exit(1)
 

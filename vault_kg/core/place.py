@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault_kg.core.config import OUT_DIRNAME, Config, find_repo_upwards, find_vault, load_config
+from vault_kg.core.config import Config, find_repo_upwards, find_vault, load_config
 from vault_kg.core.scopes import project_at
-
-CACHE_DB = ("cache", "index.sqlite")
 
 
 @dataclass
@@ -45,13 +43,3 @@ def locate(start: Path | None = None, cfg: Config | None = None, vault: Path | N
     cfg = cfg or load_config()
     cwd = start if start is not None else Path.cwd()
     return Place(cfg, cwd, find_vault(vault, cfg, cwd))
-
-
-def cache_db(root: Path) -> Path:
-    """The cache file of the scope rooted at `root` (default artifact folder)."""
-    return root.joinpath(OUT_DIRNAME, *CACHE_DB)
-
-
-def is_built(root: Path) -> bool:
-    """True when the scope at `root` has a graph (an update on an unbuilt scope would be partial)."""
-    return cache_db(root).is_file()

@@ -16,30 +16,28 @@ from __future__ import annotations
 
 import marshal
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from vault_kg.core.scopes import Scope
+from vault_kg.jobs.launcher import CHECKOUT, lock_held, one_runs_one_waits, reported, spawn
+from vault_kg.storage.layout import Layout
 
 ROUNDS = 3
-QUEUED = ".communities.queued"  # from launch until the job holds a lock
 QUEUED_GRACE_S = 60.0  # a job that has not taken its lock this long after launch never will
 
 
 def _lock_names(out: Path) -> tuple[Path, Path]:
-    return out / ".communities.lock", out / ".communities.waiting"
+    return Layout(out).communities_lock, Layout(out).communities_waiting
 
 
 def running(out: Path) -> bool:
     """Whether a background clustering of `out` is launched, running or waiting to run."""
     import time
 
-    from vault_kg.jobs.html_render import lock_held
-
     try:
-        if time.time() - (out / QUEUED).stat().st_mtime < QUEUED_GRACE_S:
+        if time.time() - Layout(out).communities_queued.stat().st_mtime < QUEUED_GRACE_S:
             return True
     except OSError:
         pass
@@ -54,13 +52,8 @@ def after_run(scope: Scope, result: Any) -> None:
 
 def launch(scope: Scope) -> None:
     """Start a detached job; its output goes to `kg-out/communities.log`."""
-    (scope.out / QUEUED).touch()
-    with (scope.out / "communities.log").open("ab") as log:
-        subprocess.Popen(
-            [sys.executable, "-m", "vault_kg.jobs.clustering", scope.name, scope.kind, str(scope.root), str(scope.out)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
-            cwd=str(Path(__file__).resolve().parents[2]),
-        )
+    Layout(scope.out).communities_queued.touch()
+    spawn(["-m", "vault_kg.jobs.clustering", scope.name, scope.kind, str(scope.root), str(scope.out)], log=Layout(scope.out).communities_log, cwd=CHECKOUT)
 
 
 def snapshot(out: Path) -> tuple[str, dict[str, dict[str, Any]], Any, dict[str, float]] | None:
@@ -69,29 +62,20 @@ def snapshot(out: Path) -> tuple[str, dict[str, dict[str, Any]], Any, dict[str, 
 
     from vault_kg.update import centrality as rank
     from vault_kg.core import store
-    from vault_kg.storage.cache import SCHEMA, connect
+    from vault_kg.storage.layout import Layout
+    from vault_kg.storage.cache import ranking_snapshot
     from vault_kg.update.ranking_policy import BLOB, unpack
 
-    db = store.Layout(out).cache_db
+    db = Layout(out).cache_db
     if not db.is_file():
         return None
-    con = connect(db, readonly=True)
-    try:
-        if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
-            return None
-        con.execute("BEGIN")  # one read transaction: the blobs and the node rows of one commit
-        blobs = dict(con.execute("SELECT key, value FROM blobs WHERE key IN (?, 'table')", (BLOB,)))
-        if BLOB not in blobs or "table" not in blobs:
-            return None
-        last = unpack(marshal.loads(blobs[BLOB]))
-        assert last is not None
-        if last[4] == last[0]:
-            return None
-        table = rank.EdgeTable.from_bytes(blobs["table"])
-        nodes = {nid: orjson.loads(data) for nid, data in con.execute("SELECT id, data FROM nodes")}
-        con.execute("COMMIT")
-    finally:
-        con.close()
+    found = ranking_snapshot(db, BLOB, lambda stored: (lambda last: last is not None and last[4] != last[0])(unpack(stored)))
+    if found is None:
+        return None
+    stored, encoded, nodes = found
+    last = unpack(stored)
+    assert last is not None
+    table = rank.EdgeTable.from_bytes(encoded)
     if sorted(nodes) != table.ids or rank.ranking_digest(nodes, table) != last[0]:
         return None  # not one consistent graph: the next update clusters inline
     return last[0], nodes, table, last[1]
@@ -104,7 +88,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
     from vault_kg.update.noop_checks import OWED, owed_owners
     from vault_kg.update.ranking_policy import BLOB, unpack
 
-    cache = ScopeCache(store.Layout(out).cache_db)
+    cache = ScopeCache(Layout(out).cache_db)
     try:
         if cache.recreated:
             return False
@@ -153,46 +137,25 @@ def owed(out: Path) -> bool:
     """Whether a hook left ranks and artifacts behind the graph in `out`'s cache (`vault_kg.update.deferred_work`)."""
     import orjson
 
-    from vault_kg.storage.cache import connect
-    from vault_kg.core import store
+    from vault_kg.storage.cache import meta_value
     from vault_kg.update.noop_checks import OWED
 
-    db = store.Layout(out).cache_db
+    db = Layout(out).cache_db
     if not db.is_file():
         return False
-    con = connect(db, readonly=True)
-    try:
-        row = con.execute("SELECT value FROM meta WHERE key=?", (OWED,)).fetchone()
-    finally:
-        con.close()
-    return row is not None and orjson.loads(row[0]) is not None
+    return meta_value(db, OWED) is not None
 
 
 def main(argv: list[str]) -> None:
-    from filelock import FileLock, Timeout
-
     name, kind, root, out = argv
     scope = Scope(name, kind, Path(root), Path(out))
-    lock, waiting_path = _lock_names(scope.out)
-    waiting = FileLock(str(waiting_path))
-    try:
-        waiting.acquire(timeout=0)
-    except Timeout:
-        return  # one is already waiting; it will see this graph
-    finally:
-        (scope.out / QUEUED).unlink(missing_ok=True)
-    try:
-        with FileLock(str(lock), timeout=600):
-            waiting.release()
+    lock, waiting = _lock_names(scope.out)
+    with one_runs_one_waits(lock, waiting, tried=Layout(scope.out).communities_queued.unlink) as mine:  # one already waiting sees this graph
+        if mine:
             settle(scope)
-    finally:
-        if waiting.is_locked:
-            waiting.release()
 
 
 if __name__ == "__main__":
-    from vault_kg.jobs.usage import reported
-
     os.nice(10)  # a background nicety: the agent's next hook must not wait on it
     with reported("communities"):
         main(sys.argv[1:])

@@ -13,30 +13,20 @@ render's imports and layout, most of a hook's time.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from vault_kg.update.html_page import BACKGROUND, LOCK
+from vault_kg.jobs.launcher import lock_held, one_runs_one_waits, reported, spawn
+from vault_kg.storage.layout import Layout
+from vault_kg.update.html_page import BACKGROUND
 
-
-def lock_held(path: Path) -> bool:
-    """Whether another process holds the lock file `path` (probed without waiting)."""
-    from filelock import FileLock, Timeout
-
-    probe = FileLock(str(path))
-    try:
-        probe.acquire(timeout=0)
-    except Timeout:
-        return True
-    probe.release()
-    return False
+__all__ = ["after_run", "lock_held", "render_later", "render_now", "rendering"]
 
 
 def rendering(out: Path) -> bool:
     """Whether a graph.html render of `out` is running or waiting to run."""
-    return lock_held(out / LOCK) or lock_held(out / ".html.waiting")
+    return lock_held(Layout(out).html_lock) or lock_held(Layout(out).html_waiting)
 
 
 def render_now(out: Path) -> bool:
@@ -46,23 +36,11 @@ def render_now(out: Path) -> bool:
     at once, since the waiting one reads graph.json only when it starts, so it will draw the
     newest graph anyway. A burst of edits costs two renders, not one per edit.
     """
-    from filelock import FileLock, Timeout
-
     from vault_kg.core.store import load_json
-    from vault_kg.update.html_page import draw_locked, page_lock
+    from vault_kg.update.html_page import draw_locked
 
-    waiting = FileLock(str(out / ".html.waiting"))
-    try:
-        waiting.acquire(timeout=0)
-    except Timeout:
-        return False
-    try:
-        with page_lock(out):  # held across the read too: the newest graph.json is drawn
-            waiting.release()
-            return draw_locked(out, load_json(out / "graph.json"))
-    finally:
-        if waiting.is_locked:
-            waiting.release()
+    with one_runs_one_waits(Layout(out).html_lock, Layout(out).html_waiting) as mine:  # the page's lock, held across the read too
+        return mine and draw_locked(out, load_json(Layout(out).graph_json))
 
 
 def after_run(out: Path, result: Any) -> None:
@@ -73,16 +51,10 @@ def after_run(out: Path, result: Any) -> None:
 
 def render_later(out: Path) -> None:
     """Start a detached render; its output goes to `kg-out/html.log`."""
-    with (out / "html.log").open("ab") as log:
-        subprocess.Popen(
-            [sys.executable, "-m", "vault_kg.jobs.html_render", str(out)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
-        )
+    spawn(["-m", "vault_kg.jobs.html_render", str(out)], log=Layout(out).html_log)
 
 
 if __name__ == "__main__":
-    from vault_kg.jobs.usage import reported
-
     os.nice(10)  # a background nicety: the updates and hooks that follow must not wait on it
     with reported("graph.html"):
         render_now(Path(sys.argv[1]))

@@ -26,14 +26,16 @@ import fcntl
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-WORKER_DIR = "llm"
+from vault_kg.jobs.launcher import CHECKOUT, spawn
+from vault_kg.storage.layout import Layout
+from vault_kg.jobs.launcher import stop as end
+
 BATCH_NOTES = 25
 BATCH_SECONDS = 15.0
 DOWN_BACKOFF_S = (30.0, 3600.0)  # first delay, cap: doubles with each failed start
@@ -45,7 +47,7 @@ LOG_MAX_BYTES = 1_000_000
 
 
 def worker_dir(out: Path) -> Path:
-    return Path(out) / WORKER_DIR
+    return Layout(Path(out)).model_worker
 
 
 # ------------------------------------------------------------------------------- state file
@@ -53,7 +55,7 @@ def worker_dir(out: Path) -> Path:
 
 def read_state(out: Path) -> dict[str, Any]:
     try:
-        data = json.loads((worker_dir(out) / "state.json").read_text(encoding="utf-8"))
+        data = json.loads((Layout(Path(out)).worker_state).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -63,7 +65,7 @@ def read_state(out: Path) -> dict[str, Any]:
 def _state_lock(out: Path) -> Iterator[None]:
     folder = worker_dir(out)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "state.lock", "a") as handle:
+    with open(Layout(Path(out)).worker_state_lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -76,7 +78,7 @@ def update_state(out: Path, change: Callable[[dict[str, Any]], None]) -> dict[st
     with _state_lock(out):
         state = read_state(out)
         change(state)
-        path = worker_dir(out) / "state.json"
+        path = Layout(Path(out)).worker_state
         tmp = path.with_name(f".state.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
         os.replace(tmp, path)
@@ -88,7 +90,7 @@ def update_state(out: Path, change: Callable[[dict[str, Any]], None]) -> dict[st
 
 def running(out: Path) -> int | None:
     """The pid of the worker that holds this vault's lock, or None when none runs."""
-    path = worker_dir(out) / "worker.lock"
+    path = Layout(Path(out)).worker_lock
     try:
         handle = open(path, "r")
     except OSError:
@@ -107,7 +109,7 @@ def _acquire(out: Path) -> Any:
     """The open, flocked lock file, or None when another worker holds it."""
     folder = worker_dir(out)
     folder.mkdir(parents=True, exist_ok=True)
-    handle = open(folder / "worker.lock", "a+")
+    handle = open(Layout(Path(out)).worker_lock, "a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -145,16 +147,11 @@ def wake(root: Path, out: Path, force: bool = False, after_exit: bool = False) -
             return "stopped"
         if (state.get("down") or {}).get("until", 0) > now:
             return "backing off"
-    log = worker_dir(out) / "worker.log"
+    log = Layout(Path(out)).worker_log
     log.parent.mkdir(parents=True, exist_ok=True)
     if log.exists() and log.stat().st_size > LOG_MAX_BYTES:
         os.replace(log, log.with_suffix(".log.1"))
-    with open(log, "ab") as sink:
-        subprocess.Popen(
-            [sys.executable, "-m", "vault_kg.jobs.model_worker", str(root), str(out), *([str(os.getpid())] if after_exit else [])],
-            stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
-            start_new_session=True, close_fds=True, cwd=str(Path(__file__).resolve().parents[2]),
-        )
+    spawn(["-m", "vault_kg.jobs.model_worker", str(root), str(out), *([str(os.getpid())] if after_exit else [])], log=log, cwd=CHECKOUT)
     return "started"
 
 
@@ -189,23 +186,8 @@ def stop(out: Path, timeout: float = 15.0) -> dict[str, Any]:
     pid = running(out)
     if not pid or pid < 0:
         return {"stopped": False, "pid": None}
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return {"stopped": True, "pid": pid}
-    deadline = time.monotonic() + timeout
-    while running(out) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    killed = False
-    if running(out):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed = True
-        except ProcessLookupError:
-            pass
-        while running(out) and time.monotonic() < deadline + 5:
-            time.sleep(0.05)
-    return {"stopped": True, "pid": pid, "killed": killed}
+    killed = end(pid, lambda: running(out), timeout)
+    return {"stopped": True, "pid": pid} if killed is None else {"stopped": True, "pid": pid, "killed": killed}
 
 
 # ------------------------------------------------------------------------------- status
@@ -214,8 +196,9 @@ def stop(out: Path, timeout: float = 15.0) -> dict[str, Any]:
 def counts(out: Path) -> dict[str, int] | None:
     """Answered and pending notes as the graph last recorded them; None when the scope is unbuilt."""
     from vault_kg.storage.cache import peek_meta
+    from vault_kg.storage.layout import Layout
 
-    db = Path(out) / "cache" / "index.sqlite"
+    db = Layout(Path(out)).cache_db
     if not db.is_file():
         return None
     data = peek_meta(db, "llm_counts") or {}
@@ -282,21 +265,9 @@ def pending_notes(out: Path) -> list[tuple[str, float, int]]:
     """(note path, rank, mtime in ns) of every note waiting for its answer: the notes the graph
     marks pending, and the stale ones whose extraction still waits (stale outranks pending in a
     note's status, and a stale note would otherwise never be answered)."""
-    import marshal
-    import sqlite3
+    from vault_kg.storage.light_reads import note_rows_waiting
 
-    con = sqlite3.connect(f"file:{Path(out) / 'cache' / 'index.sqlite'}?mode=ro", uri=True, timeout=60)
-    try:
-        return [
-            (rel, rank, mtime)
-            for rel, rank, mtime, status, ext in con.execute(
-                "SELECT n.source, n.rank, s.mtime, n.status, CASE n.status WHEN 'stale' THEN s.ext END "
-                "FROM nodes n JOIN sources s ON s.rel = n.source WHERE n.kind = 'note' AND n.status IN ('pending', 'stale')"
-            )
-            if status == "pending" or (marshal.loads(ext)[5].get("llm") or {}).get("status") == "pending"
-        ]
-    finally:
-        con.close()
+    return [(rel, rank, mtime) for rel, rank, mtime, status, llm in note_rows_waiting(out) if status == "pending" or llm.get("status") == "pending"]
 
 
 class Worker:
@@ -496,22 +467,15 @@ class Worker:
 
     def collect(self) -> int:
         """Drop cached answers no answered note uses (only when nothing is pending)."""
-        import marshal
-        import sqlite3
+        from vault_kg.storage.light_reads import sources_llm_status
 
         if self.extractor.cache is None:
             return 0
-        con = sqlite3.connect(f"file:{self.out / 'cache' / 'index.sqlite'}?mode=ro", uri=True, timeout=60)
-        try:
-            live: set[str] = set()
-            for (core,) in con.execute("SELECT ext FROM sources"):
-                hot = marshal.loads(core)[5]
-                llm = hot.get("llm") or {}
-                if llm.get("status") == "pending":
-                    return 0
-                live.update(llm.get("keys") or ())
-        finally:
-            con.close()
+        live: set[str] = set()
+        for llm in sources_llm_status(self.out):
+            if llm.get("status") == "pending":
+                return 0
+            live.update(llm.get("keys") or ())
         return self.extractor.cache.collect(live)
 
 
@@ -570,7 +534,7 @@ def run_worker(root: Path, out: Path, after: int | None = None) -> int:
         import traceback
 
         log(f"failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-        update_state(out, lambda s: s.update(last_error=f"worker failed: {type(exc).__name__}: {exc} (see {worker_dir(out) / 'worker.log'})"))
+        update_state(out, lambda s: s.update(last_error=f"worker failed: {type(exc).__name__}: {exc} (see {Layout(Path(out)).worker_log})"))
         return 1
     finally:
         update_state(out, lambda s: s.update(pid=None))

@@ -1,8 +1,9 @@
-"""`update`: bring a scope's graph up to date, and the one line that reports it.
+"""Update a scope and wake its jobs: the one library call after a write, and the line that reports it.
 
-The verb behind `kg build`/`kg update` (which add progress bars, stderr notices and `--wait`)
-and the MCP tool `update`. The engine does the work (`engine.run`, the one update route); this
-module adds what every caller does after it: wake the model worker, say what happened.
+The verb behind `kg build`/`kg update` (which add progress bars, stderr notices and `--wait`),
+the MCP tool `update`, the hooks, the watcher and the note writers. The engine does the work
+(`engine.run`, the one update route); this module adds what every caller does after it: start the
+jobs the run left work for (graph.html, the clustering, the model worker), say what happened.
 """
 
 from __future__ import annotations
@@ -16,34 +17,38 @@ from vault_kg.core.scopes import Scope
 
 def update_scope(
     scope: Scope, paths: list[Path] | None = None, force: bool = False, long_lived: bool = False,
-    cfg: Config | None = None, defer_communities: bool = False,
+    cfg: Config | None = None, defer_communities: bool = False, progress: Any = None, explicit: bool = False, wake_model: bool = True,
 ) -> Any:
-    """Re-extract what changed in `scope` (or only `paths`) and wake the model worker if notes are pending.
+    """Re-extract what changed in `scope` (or only `paths`), then wake the jobs the run left work for.
 
-    A `long_lived` caller (the MCP server) starts the worker at once; a command's worker waits
-    for the command to exit. `defer_communities` (the PostToolUse hook) keeps Leiden off the caller's
-    path, and a one-note link patch's ranks and artifacts too: a detached job does them afterwards
-    (`vault_kg.update.ranking_policy`, `vault_kg.update.deferred_work`, `vault_kg.jobs.clustering`); graph.html renders detached at
-    any size (`RunSettings.html_later`). Returns the
-    engine's RunResult.
+    The one call after a write, whoever wrote: the CLI, the MCP server, the hooks, the watcher,
+    the reconcile, the note writers. A `long_lived` caller (the MCP server, the watcher) starts the
+    model worker at once; a command's worker waits for the command to exit. `defer_communities`
+    (the PostToolUse hook) keeps Leiden off the caller's path, and a one-note link patch's ranks
+    and artifacts too, and draws graph.html in the background at any size: the jobs do them
+    afterwards (`vault_kg.update.run_state.RunSettings`). `explicit` (`kg build`) wakes the model
+    worker even when nothing changed. Returns the engine's RunResult.
     """
-    from vault_kg.core.config import load_config
     from vault_kg.update.engine import run
+    from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
+
+    settings = RunSettings(defer=WHOLE_GRAPH if scope.kind == "vault" else COMMUNITIES, html_later=True) if defer_communities else RunSettings()
+    result = run(scope, paths=paths, force=force, progress=progress, settings=settings)
+    result.model_worker = wake_jobs(scope, result, cfg, explicit=explicit, hook=not long_lived, wake_model=wake_model)
+    return result
+
+
+def wake_jobs(scope: Scope, result: Any, cfg: Config | None = None, explicit: bool = False, hook: bool = True, wake_model: bool = True) -> str | None:
+    """Start what `result` left owed: graph.html's render, the clustering, the model worker (its
+    answer: "started", "running", ...; None when no note waits for the model)."""
+    from vault_kg.core.config import load_config
+    from vault_kg.jobs import clustering
     from vault_kg.jobs.html_render import after_run as render_after
     from vault_kg.jobs.model_worker import after_update
 
-    if defer_communities:
-        from vault_kg.jobs import clustering as cluster_job
-        from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
-
-        result = run(scope, paths=paths, force=force, settings=RunSettings(defer=WHOLE_GRAPH, html_later=True))
-        render_after(scope.out, result)
-        cluster_job.after_run(scope, result)
-    else:
-        result = run(scope, paths=paths, force=force)
-        render_after(scope.out, result)
-    after_update(scope, result, cfg or load_config(), hook=not long_lived)
-    return result
+    render_after(scope.out, result)
+    clustering.after_run(scope, result)
+    return after_update(scope, result, cfg or load_config(), explicit=explicit, hook=hook) if wake_model else None
 
 
 def format_run(r: Any, verb: str) -> str:

@@ -29,9 +29,10 @@ from fastmcp.tools import ToolResult
 from pydantic import Field
 from pydantic import ValidationError as PydanticValidationError
 
-from vault_kg import __version__
+from vault_kg import __version__, api
 from vault_kg.query import verbs as q
 from vault_kg.core import store
+from vault_kg.storage.layout import Layout
 from vault_kg.core.config import load_config
 from vault_kg.core.errors import KgError
 from vault_kg.core.scopes import Scope, resolve_scopes
@@ -63,7 +64,7 @@ class ViewCache:
 
     @staticmethod
     def signature(scope: Scope) -> tuple[int, ...]:
-        db = store.Layout(scope.out).cache_db
+        db = Layout(scope.out).cache_db
         sig: list[int] = []
         for path in (db, Path(f"{db}-wal")):
             try:
@@ -211,15 +212,13 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
         """
         def answer() -> dict[str, Any]:
             from vault_kg.core.memory_kinds import make_filters
-            from vault_kg.memory.recall_log import record_hits
 
             chosen = kg.scopes(scopes)
             views = [kg.views.get(s) for s in chosen]  # open readers, and the rows and edges they read before
-            found = q.query(chosen, question, budget, include_stale, depth, views=views, filters=make_filters(tags, folder, kinds, since, until))
-            record_hits(chosen, found, "mcp-query", question)
-            return found
+            return api.query(question, budget=budget, depth=depth, include_stale=include_stale, filters=make_filters(tags, folder, kinds, since, until),
+                             scopes=chosen, views=views, record_as="mcp-query")
 
-        return await kg.answer(answer, q.format_query)
+        return await kg.answer(answer, api.renderer("query"))
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("scope", "node", "outgoing", "incoming"))
     async def explain(node: NodeName, scope: ScopeName = None, include_stale: bool = False) -> ToolResult:
@@ -228,14 +227,9 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
         Example: explain(node="Payments API")
         """
         def answer() -> dict[str, Any]:
-            from vault_kg.memory.recall_log import record_hits
+            return api.explain(node, include_stale=include_stale, view=kg.view(scope), record_as="mcp-explain")
 
-            view = kg.view(scope)
-            found = q.explain(view, node, include_stale)
-            record_hits([view.scope], found, "mcp-explain", node)
-            return found
-
-        return await kg.answer(answer, q.format_explain)
+        return await kg.answer(answer, api.renderer("explain"))
 
 
 def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
@@ -253,7 +247,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: neighbors(node="Payments API", relation="links_to", direction="in")
         """
-        return await kg.answer(lambda: q.neighbors(kg.view(scope), node, relation, direction, limit), q.format_neighbors)
+        return await kg.answer(lambda: api.neighbors(node, relation=relation, direction=direction, limit=limit, view=kg.view(scope)), api.renderer("neighbors"))
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("from", "to", "found", "steps", "hops", "via_hubs", "labels"))
     async def path(a: NodeName, b: NodeName, scope: ScopeName = None) -> ToolResult:
@@ -261,7 +255,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: path(a="Webhook Relay", b="Acme Corp")
         """
-        return await kg.answer(lambda: q.path(kg.view(scope), a, b), q.format_path)
+        return await kg.answer(lambda: api.path(a, b, view=kg.view(scope)), api.renderer("path"))
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("nodes"))
     async def god_nodes(scope: ScopeName = None, n: Annotated[int, Field(ge=1, le=200, description="How many.")] = 10) -> ToolResult:
@@ -269,7 +263,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: god_nodes(scope="vault", n=5)
         """
-        return await kg.answer(lambda: {"nodes": q.god_nodes(kg.view(scope), n)}, lambda d: q.format_god_nodes(d["nodes"], with_rank=False))
+        return await kg.answer(lambda: {"nodes": api.god_nodes(n=n, view=kg.view(scope))}, lambda d: q.format_god_nodes(d["nodes"], with_rank=False))
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("id", "depth", "affected", "truncated"))
     async def affected(
@@ -281,7 +275,7 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: affected(symbol="app/webhooks/stripe.py › function handle", scope="payments", depth=2)
         """
-        return await kg.answer(lambda: q.affected(kg.view(scope), symbol, depth, vault=kg.vault_scope().root), q.format_affected)
+        return await kg.answer(lambda: api.affected(symbol, vault=kg.vault_scope().root, depth=depth, view=kg.view(scope)), api.renderer("affected"))
 
 
 def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
@@ -293,13 +287,11 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: check(scope="vault")
         """
-        from vault_kg.anchors.check import check as check_anchors, format_check
-
         def work() -> dict[str, Any]:
             target = kg.scope(scope)
-            return check_anchors(kg.vault_scope(), None if target.kind == "vault" else [target.name])
+            return api.check(kg.vault_scope().root, None if target.kind == "vault" else [target.name])
 
-        return await kg.answer(work, format_check)
+        return await kg.answer(work, api.renderer("check"))
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("question", "mode", "range", "project", "entries"))
     async def recall(question: Question, limit: Annotated[int, Field(ge=1, le=50, description="At most this many entries.")] = 10) -> ToolResult:
@@ -308,12 +300,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
         Example: recall(question="when did I fix the webhook retries")
         """
         def work() -> ToolResult:
-            from episodic import recall as rc
-            from episodic.dates import resolve_timezone
-
-            vault = kg.vault_scope().root
-            found = rc.recall(vault, question, tz=resolve_timezone(load_config().timezone), limit=limit)
-            return result(rc.format_result(found), found.to_dict())
+            return result(*api.recall_with_text(question, kg.vault_scope().root, limit))
 
         return await kg.call(work)
 
@@ -330,9 +317,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: remember(path="notes/Webhook retry budget.md", summary="Stripe webhook retries back off exponentially, 5 attempts max", tags=["topic/payments", "scope/payments"], body="Decided after [[Payments API]] incidents.")
         """
-        from vault_kg.notes.remember import format_remember, remember_note
-
-        return await kg.answer(lambda: remember_note(kg.vault_scope(), path, summary, tags, body, anchor, project, long_lived=True), format_remember)
+        return await kg.answer(lambda: api.remember(path, summary, tags, body, kg.vault_scope().root, anchor, project, long_lived=True), api.renderer("remember"))
 
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("text", "vault", "project", "sections", "errors"))
     async def brief() -> ToolResult:
@@ -340,10 +325,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: brief()
         """
-        from vault_kg.memory.session_brief import brief as make_brief, format_brief
-        from vault_kg.core.place import locate
-
-        return await kg.answer(lambda: make_brief(locate(cfg=load_config(), vault=kg.vault)).as_dict(), format_brief)
+        return await kg.answer(lambda: api.brief(vault=kg.vault), api.renderer("brief"))
 
 
 def resources(mcp: FastMCP, kg: KgServer) -> None:
@@ -354,15 +336,15 @@ def resources(mcp: FastMCP, kg: KgServer) -> None:
         def work() -> str:
             target = kg.scope(scope)
             try:
-                return store.Layout(target.out).report.read_text(encoding="utf-8")
+                return Layout(target.out).report.read_text(encoding="utf-8")
             except OSError as exc:
-                raise KgError(f"{store.Layout(target.out).report}: no report yet for scope '{scope}'; run `kg build`") from exc
+                raise KgError(f"{Layout(target.out).report}: no report yet for scope '{scope}'; run `kg build`") from exc
 
         return await kg.call(work)
 
     @mcp.resource("kg://stats/{scope}", mime_type="application/json", description="A scope's counts: sources, nodes, edges, unresolved, quarantined, stale, pending. Example: kg://stats/vault")
     async def stats(scope: str) -> dict[str, Any]:
-        return await kg.call(lambda: q.stats(kg.view(scope)))
+        return await kg.call(lambda: api.stats(view=kg.view(scope)))
 
 
 def object_schema(*keys: str) -> dict[str, Any]:
@@ -456,11 +438,9 @@ def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: update(scope="vault")
         """
-        from vault_kg.jobs.scope_update import format_run, update_scope
-
         def work() -> ToolResult:
-            run = update_scope(kg.scope(scope), long_lived=True)
-            return result(format_run(run, "updated"), run.as_dict())
+            [run] = api.update_runs([kg.scope(scope)], long_lived=True)
+            return result(api.format_run(run, "updated"), run.as_dict())
 
         return await kg.call(work)
 
@@ -470,9 +450,7 @@ def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: lint()
         """
-        from vault_kg.notes.lint import format_lint, lint as run_lint
-
-        return await kg.answer(lambda: run_lint(kg.vault_scope()), format_lint)
+        return await kg.answer(lambda: api.lint(kg.vault_scope().root), api.renderer("lint"))
 
 
 TOOL_GROUPS: list[Callable[[FastMCP, KgServer], None]] = [search_tools, graph_tools, memory_tools, note_tools, upkeep_tools, resources]

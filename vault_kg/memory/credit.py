@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from pathlib import Path
 
 from vault_kg.anchors.anchored_index import iter_anchored, open_cache
+from vault_kg.storage.light_reads import CacheError, note_rows
 from vault_kg.core.config import Config
 
 
@@ -27,7 +27,7 @@ def anchored_notes(vault: Path, files: list[tuple[str, str]]) -> list[str]:
         return []
     try:
         return [nid for nid, _, anchored in iter_anchored(con) if wanted & set(anchored)]
-    except sqlite3.Error:
+    except CacheError:
         return []
     finally:
         con.close()
@@ -65,9 +65,25 @@ def note_labels(vault: Path, ids: list[str]) -> dict[str, str]:
     if con is None:
         return {}
     try:
-        marks = ",".join("?" * len(ids))
-        return {nid: json.loads(data).get("label") or "" for nid, data in con.execute(f"SELECT id, data FROM nodes WHERE id IN ({marks})", ids)}
-    except sqlite3.Error:
+        return {nid: node.get("label") or "" for nid, node in note_rows(con, ids).items()}
+    except CacheError:
         return {}
     finally:
         con.close()
+
+
+def credit_turn(vault: Path, cfg: Config, transcript_path: Path | str, session: str) -> None:
+    """The Stop hook's bookkeeping: credit the notes anchored to files the last turn edited (the
+    recall log), and mark the push-recall notes the turn used (cited, or credited)."""
+    from episodic.last_turn import last_turn
+    from episodic.transcript import accepted_transcript
+    from vault_kg.memory import push_recall
+    from vault_kg.memory.recall_log import record
+
+    turn = last_turn(accepted_transcript(str(transcript_path)))
+    credited = anchored_notes(vault, project_files(cfg, turn.edited)) if turn.edited else []
+    record(vault, "credit", credited, session=session)
+    injected = push_recall.injected_this_session(vault, session)
+    if injected:
+        used = set(credited) | set(cited(injected, note_labels(vault, sorted(injected)), turn.text))
+        push_recall.mark_used(vault, session, sorted(used))

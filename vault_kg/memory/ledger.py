@@ -111,7 +111,7 @@ def ledger(vault: Scope, cfg: Config | None = None) -> dict[str, Any]:
     cfg = cfg or load_config()
     view = load_view(vault)
     rows: dict[str, Row] = {}
-    for nid, data in view.reader.con.execute("SELECT id, data FROM nodes WHERE kind='note' ORDER BY id"):
+    for nid, data in view.reader.note_rows():
         node = orjson.loads(data)
         if is_episodic(node) or node.get("status") == "quarantined":
             continue

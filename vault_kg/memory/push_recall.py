@@ -23,17 +23,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vault_kg.anchors.anchored_index import iter_anchored, open_cache
-from vault_kg.core.config import OUT_DIRNAME, Config
+from vault_kg.core.config import Config
 from vault_kg.query.search import STOPWORDS, TOKEN_RE, WEIGHTS
+from vault_kg.storage.layout import Layout, out_dir
+from vault_kg.storage.light_reads import CacheError, Connection, note_rows, search_names
 
-STATE_DIRNAME = "push-recall"
 CANDIDATES = 8
 MAX_PROMPT_CHARS = 4000
 STATE_MAX_AGE_S = 14 * 86400
@@ -87,7 +87,7 @@ class Candidate:
     bypass: bool = False
 
 
-def candidates(con: sqlite3.Connection, prompt: str) -> list[Candidate]:
+def candidates(con: Connection, prompt: str) -> list[Candidate]:
     """The index's best notes for the prompt (journal days and hidden notes left out), with strength."""
     words = terms(prompt)
     raw = sorted({t.lower() for t in TOKEN_RE.findall(prompt) if len(t) > 2 and t.lower() not in STOPWORDS})
@@ -95,14 +95,10 @@ def candidates(con: sqlite3.Connection, prompt: str) -> list[Candidate]:
         return []
     # Strength reads names and summaries only, so the search skips the bodies (most of the index).
     match = "{label aliases summary} : (" + " OR ".join('"' + t.replace('"', '""') + '"' for t in raw) + ")"
-    rank = f"bm25(0, 0, {', '.join(str(w) for w in WEIGHTS)})"
-    rows = con.execute(
-        "SELECT node_id, owner FROM docs WHERE docs MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?",
-        (match, rank, CANDIDATES * 3),
-    ).fetchall()
+    rows = search_names(con, match, WEIGHTS, CANDIDATES * 3)
     ids = [nid for nid, owner in rows if nid.startswith("note:") and not _JOURNAL_OWNER_RE.match(owner or "")][:CANDIDATES]
     found = []
-    for nid, node in _nodes(con, ids).items():
+    for nid, node in note_rows(con, ids).items():
         if node.get("status") in HIDDEN:
             continue
         label, summary = str(node.get("label") or nid), str(node.get("summary") or "")
@@ -111,19 +107,12 @@ def candidates(con: sqlite3.Connection, prompt: str) -> list[Candidate]:
     return found
 
 
-def _nodes(con: sqlite3.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return {nid: json.loads(data) for nid, data in con.execute(f"SELECT id, data FROM nodes WHERE id IN ({marks}) ORDER BY id", ids)}
-
-
 def named_files(prompt: str) -> set[str]:
     """File paths and names the prompt mentions (`src/retry.py`, `retry.py`)."""
     return {m.group(0).strip("./") for m in _FILE_RE.finditer(prompt)}
 
 
-def anchored_to(con: sqlite3.Connection, files: set[str]) -> list[Candidate]:
+def anchored_to(con: Connection, files: set[str]) -> list[Candidate]:
     """Live notes anchored to one of `files` (a path, or a bare file name), by note id."""
     if not files:
         return []
@@ -141,7 +130,7 @@ def anchored_to(con: sqlite3.Connection, files: set[str]) -> list[Candidate]:
 def state_path(vault: Path, session: str) -> Path | None:
     if not _SESSION_RE.match(session or "") or session.startswith("."):
         return None
-    return vault / OUT_DIRNAME / STATE_DIRNAME / f"{session}.json"
+    return Layout(out_dir(vault)).push_recall / f"{session}.json"
 
 
 def load_state(vault: Path, session: str) -> dict[str, Any]:
@@ -240,7 +229,7 @@ def recall_for_prompt(vault: Path, cfg: Config, prompt: str, session: str) -> Ca
         found = candidates(con, prompt)
         state = load_state(vault, session)
         bypass = [] if state.get("bypass_used") else anchored_to(con, named_files(prompt))
-    except sqlite3.Error:
+    except CacheError:
         return None
     finally:
         con.close()

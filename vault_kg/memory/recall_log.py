@@ -16,16 +16,15 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from vault_kg.core.config import OUT_DIRNAME
+from vault_kg.storage.layout import Layout, out_dir
 
-LOG_NAME = "recall-log.jsonl"
 MAX_BYTES = 4_000_000
 MAX_QUERY_CHARS = 300
 VIAS = ("query", "explain", "brief", "push", "mcp-query", "mcp-explain", "credit")
 
 
 def log_path(vault: Path) -> Path:
-    return vault / OUT_DIRNAME / LOG_NAME
+    return Layout(out_dir(vault)).recall_log
 
 
 def record(vault: Path | None, via: str, notes: Iterable[str], query: str | None = None, session: str | None = None) -> None:
@@ -42,7 +41,7 @@ def record(vault: Path | None, via: str, notes: Iterable[str], query: str | None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size > MAX_BYTES:
-            os.replace(path, path.with_name(LOG_NAME + ".1"))
+            os.replace(path, path.with_name(path.name + ".1"))
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
     except OSError:
@@ -63,7 +62,7 @@ def record_hits(scopes: list[Any], answer: dict[str, Any], via: str, query: str 
 
 def entries(vault: Path) -> Iterator[dict[str, Any]]:
     """Every well-formed line, older generation first; torn or foreign lines are skipped."""
-    for path in (log_path(vault).with_name(LOG_NAME + ".1"), log_path(vault)):
+    for path in (log_path(vault).with_name(log_path(vault).name + ".1"), log_path(vault)):
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 for line in handle:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vault_kg.core.agent_text import one_line as _one_line
-from vault_kg.core.config import OUT_DIRNAME
+from vault_kg.storage.layout import Layout, cache_db, out_dir
 from vault_kg.core.place import Place
 from vault_kg.core.safe_read import read_text
 
@@ -102,7 +102,7 @@ def read_brief(root: Path) -> dict[str, Any] | None:
     """A scope's brief.json (`graph_out.formats` owns the format), or None when there is none."""
     from graph_out.formats import read_brief as read
 
-    brief = read(root / OUT_DIRNAME / "brief.json")
+    brief = read(Layout(out_dir(root)).brief)
     return None if brief is None else dict(brief)
 
 
@@ -182,7 +182,7 @@ def stale_items(vault: Path, brief: dict[str, Any]) -> list[Any]:
         return list(brief.get("stale") or [])
     from vault_kg.storage.cache import peek_meta
 
-    graph = peek_meta(vault / OUT_DIRNAME / "cache" / "index.sqlite", "graph", timeout=5)
+    graph = peek_meta(cache_db(vault), "graph", timeout=5)
     return list(graph.get("stale") or []) if isinstance(graph, dict) else []
 
 

@@ -123,7 +123,7 @@ def wikilink(rel: str) -> str:
 
 def _refresh(vault: Scope, rels: list[str]) -> None:
     """Bring an already built vault graph up to date with the notes just written."""
-    from vault_kg.core.store import Layout
+    from vault_kg.storage.layout import Layout
     from vault_kg.jobs.html_render import after_run as render_after
     from vault_kg.update.engine import run
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from vault_kg.core import model as m
 from vault_kg.core import store
+from vault_kg.storage.layout import Layout
 from vault_kg.core.scopes import Scope
 
 
@@ -48,29 +49,18 @@ def check_note(ext: m.Extraction) -> list[Problem]:
     return problems
 
 
-def _cached_extractions(layout: store.Layout) -> dict[str, tuple[int, int, m.Extraction]]:
+def _cached_extractions(layout: Layout) -> dict[str, tuple[int, int, m.Extraction]]:
     """Extractions from the cache (read-only), keyed by source with the stat they were made at."""
-    import sqlite3
+    from vault_kg.storage.cache import read_extractions
 
-    from vault_kg.storage.cache import connect, decode_extraction
-
-    if not layout.cache_db.exists():
-        return {}
-    try:
-        con = connect(layout.cache_db, readonly=True)
-        try:
-            return {rel: (size, mtime, decode_extraction(core, cold)) for rel, size, mtime, core, cold in con.execute("SELECT rel, size, mtime, ext, cold FROM sources")}
-        finally:
-            con.close()
-    except (sqlite3.DatabaseError, ValueError, EOFError, TypeError):
-        return {}
+    return read_extractions(layout.cache_db)
 
 
 def lint(scope: Scope) -> dict[str, Any]:
     from vault_kg.update.engine import adapter_for
 
     adapter = adapter_for(scope.kind)
-    cached = _cached_extractions(store.Layout(scope.out))
+    cached = _cached_extractions(Layout(scope.out))
     sources, skips = adapter.list_sources(scope.root)
     problems: list[Problem] = []
     extractions: dict[str, m.Extraction] = {}

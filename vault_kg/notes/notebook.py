@@ -266,12 +266,14 @@ def _save(vault: Scope, rel: str, old: str, new: str, added: str, action: str, l
     from extract.notes import extract_note
 
     from vault_kg.core import store
+
+    from vault_kg.storage.layout import Layout
     from vault_kg.notes.lint import check_note
     from vault_kg.notes.vault_write import write_note
 
     contract = not check_note(extract_note(rel, old.encode("utf-8")))
     target = write_note(vault.root, rel, new, contract=contract, scan=added)
-    indexed = store.Layout(vault.out).cache_db.exists()
+    indexed = Layout(vault.out).cache_db.exists()
     if indexed:
         from vault_kg.jobs.scope_update import update_scope
 

@@ -23,6 +23,7 @@ from extract.notes import MAX_NOTE_BYTES
 
 from vault_kg.core import model as m
 from vault_kg.core import store
+from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError
 from vault_kg.core.safe_read import read_regular
 from vault_kg.core.scopes import Scope
@@ -80,7 +81,7 @@ def scopes_of(tags: list[str]) -> list[str]:
 
 
 def load_graph(scope: Scope) -> dict[str, Any]:
-    path = store.Layout(scope.out).graph_json
+    path = Layout(scope.out).graph_json
     try:
         return orjson.loads(path.read_bytes())
     except FileNotFoundError as exc:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_kg.core import store
+
+from vault_kg.storage.layout import Layout
 from vault_kg.core.scopes import Scope
 
 
@@ -43,7 +45,7 @@ def remember_note(
             raise
     indexed = False
     notices: list[str] = []
-    if store.Layout(scope.out).cache_db.exists():
+    if Layout(scope.out).cache_db.exists():
         from vault_kg.jobs.scope_update import update_scope
 
         outcome = update_scope(scope, [target], long_lived=long_lived)

@@ -35,7 +35,6 @@ DRIVER_NAME = "kg-journal"
 ATTRIBUTE_LINE = f"{JOURNAL_PATTERN} merge={DRIVER_NAME}"
 IGNORE_LINE = f"{OUT_DIRNAME}/"
 MAX_REBASE_STEPS = 1000
-SYNC_STATE = "sync-state.json"
 MAX_SECRET_SCAN_BYTES = 4 * 1024 * 1024
 SECRET_SCAN_OVERLAP = 64 * 1024
 
@@ -375,9 +374,10 @@ def _update_graph(repo: Repo, scope: Any) -> dict[str, Any]:
     a conflict) are the ones re-extracted. Without that record: a full (still incremental) run.
     """
     from vault_kg.core import store
-    from vault_kg.update.engine import run
+    from vault_kg.storage.layout import Layout
+    from vault_kg.jobs.scope_update import update_scope
 
-    state_path = scope.out / SYNC_STATE
+    state_path = Layout(scope.out).sync_state
     now = head(repo)
     seen: str | None = None
     try:
@@ -385,19 +385,12 @@ def _update_graph(repo: Repo, scope: Any) -> dict[str, Any]:
     except (OSError, ValueError, AttributeError):
         seen = None
     known = bool(seen) and repo.git("cat-file", "-e", f"{seen}^{{commit}}", check=False).returncode == 0
-    from vault_kg.core.config import load_config
-    from vault_kg.jobs.html_render import after_run as render_after
-    from vault_kg.jobs.model_worker import after_update
-
-    if not known or not store.Layout(scope.out).cache_db.exists():
-        outcome = run(scope)
+    if not known or not Layout(scope.out).cache_db.exists():
+        outcome = update_scope(scope)
     else:
         notes = [rel for rel in _changed_between(repo, seen, now) if _is_note(rel)]
-        outcome = run(scope, paths=[scope.root / rel for rel in notes]) if notes else None
+        outcome = update_scope(scope, [scope.root / rel for rel in notes]) if notes else None
     result = outcome.as_dict() if outcome is not None else {"scope": scope.name, "extracted": [], "removed": []}
-    if outcome is not None:
-        render_after(scope.out, outcome)
-        after_update(scope, outcome, load_config())
     if now:
         atomic_write(state_path, json.dumps({"head": now}).encode("utf-8"))
     return result

@@ -13,6 +13,7 @@ import orjson
 
 from vault_kg.core import model as m
 from vault_kg.core import store
+from vault_kg.storage.layout import Layout
 from vault_kg.storage.cache import GraphReader
 from vault_kg.core.errors import KgError
 from vault_kg.query.shared_reads import KeptReads
@@ -171,7 +172,7 @@ class GraphView:
         return sorted(preferred or loose)
 
     def _by_alias(self, key: str, include_stale: bool) -> list[str]:
-        rows = self.reader.con.execute("SELECT id, data FROM nodes WHERE data LIKE ?", (f"%{key}%",))
+        rows = self.reader.mentioning(key)
         found = []
         for nid, data in rows:
             node = orjson.loads(data)
@@ -203,7 +204,7 @@ def read_time_check(scope: Scope) -> Any:
 def load_view(scope: Scope, kept: KeptReads | None = None) -> GraphView:
     """A view of the scope's cache file; `kept`: what other views of the same state of that file
     read (see `vault_kg.query.shared_reads`)."""
-    layout = store.Layout(scope.out)
+    layout = Layout(scope.out)
     if not layout.cache_db.exists():
         raise KgError(f"{scope.out}: no graph yet for scope '{scope.name}'; run `kg build`")
     try:

@@ -7,8 +7,9 @@ single documents, so a one-note update re-indexes one note instead of the whole 
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import TYPE_CHECKING
+
+from vault_kg.storage.light_reads import DatabaseError
 
 if TYPE_CHECKING:  # push-recall imports the constants on the hook's fast path: no cache module
     from vault_kg.storage.cache import GraphReader
@@ -37,5 +38,5 @@ def search(reader: "GraphReader", question: str, limit: int = 20) -> list[tuple[
     match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
     try:
         return reader.search(match, WEIGHTS, limit)
-    except sqlite3.DatabaseError:
+    except DatabaseError:
         return []

@@ -15,6 +15,7 @@ import orjson
 from vault_kg.core import model as m
 from vault_kg.query import search
 from vault_kg.core import store
+from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError
 from vault_kg.query.graph_view import WALK_SKIPS, GraphView, load_view
 from vault_kg.core.scopes import Scope
@@ -436,8 +437,7 @@ def god_nodes(view: GraphView, n: int = 10, include_stale: bool = False) -> list
     n = max(1, min(int(n), 200))
     ids = [nid for nid in view.graph.get("god_nodes", []) if view.visible(nid, include_stale)]
     if len(ids) < n:
-        rows = view.reader.con.execute("SELECT id FROM nodes WHERE rank > 0 ORDER BY rank DESC, id LIMIT ?", (n + len(ids),))
-        ids += [nid for (nid,) in rows if nid not in ids and view.visible(nid, include_stale)][: n - len(ids)]
+        ids += [nid for nid in view.reader.ranked(n + len(ids)) if nid not in ids and view.visible(nid, include_stale)][: n - len(ids)]
     return [
         {"id": nid, "label": view.nodes[nid].get("label"), "kind": view.nodes[nid].get("kind"), "rank": view.nodes[nid].get("rank", 0.0), "summary": view.nodes[nid].get("summary") or view.nodes[nid].get("doc") or "", "source": view.nodes[nid].get("source"), "line": view.nodes[nid].get("line"), "community": view.nodes[nid].get("community"), "status": view.nodes[nid].get("status", m.LIVE)}
         for nid in ids[:n]
@@ -479,7 +479,7 @@ def format_neighbors(answer: dict[str, Any]) -> str:
 
 def stats(view: GraphView) -> dict[str, Any]:
     g = view.graph
-    layout = store.Layout(view.scope.out)
+    layout = Layout(view.scope.out)
     built = layout.cache_db.stat().st_mtime
     counts = dict(g.get("counts", {}))
     return {"scope": view.scope.name, "kind": g.get("kind"), "root": g.get("root"), "built_at": built, "communities": len(g.get("communities", [])), **counts}

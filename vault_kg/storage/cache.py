@@ -338,6 +338,67 @@ def problem(db: Path, timeout: float = 30) -> str | None:
     return None if graph else "no graph recorded"
 
 
+def nodes_of_kinds(db: Path, kinds: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The node rows of these kinds in the last build, read-only (empty when there is none or it is unreadable)."""
+    if not db.exists():
+        return {}
+    try:
+        con = connect(db, readonly=True)
+        try:
+            marks = ",".join("?" * len(kinds))
+            rows = con.execute(f"SELECT id, data FROM nodes WHERE kind IN ({marks})", kinds).fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return {}
+    return {nid: orjson.loads(data) for nid, data in rows}
+
+
+def read_extractions(db: Path) -> dict[str, tuple[int, int, Extraction]]:
+    """Every cached extraction, read-only, keyed by source with the stat it was made at (empty when unreadable)."""
+    if not db.exists():
+        return {}
+    try:
+        con = connect(db, readonly=True)
+        try:
+            return {rel: (size, mtime, decode_extraction(core, cold)) for rel, size, mtime, core, cold in con.execute("SELECT rel, size, mtime, ext, cold FROM sources")}
+        finally:
+            con.close()
+    except (sqlite3.DatabaseError, ValueError, EOFError, TypeError):
+        return {}
+
+
+def meta_value(db: Path, key: str) -> Any:
+    """One value of a cache's meta table, read-only, on a file known to be a cache (errors raise; see `peek_meta`)."""
+    con = connect(db, readonly=True)
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    finally:
+        con.close()
+    return None if row is None else orjson.loads(row[0])
+
+
+def ranking_snapshot(db: Path, blob: str, wanted: Callable[[Any], bool]) -> tuple[Any, bytes, dict[str, dict[str, Any]]] | None:
+    """(the ranking blob, decoded; the edge table, encoded; every node row) of one commit, read-only;
+    None when the cache is of another version, holds no ranking yet, or `wanted(ranking)` says no."""
+    con = connect(db, readonly=True)
+    try:
+        if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+            return None
+        con.execute("BEGIN")  # one read transaction: the blobs and the node rows of one commit
+        blobs = dict(con.execute("SELECT key, value FROM blobs WHERE key IN (?, 'table')", (blob,)))
+        if blob not in blobs or "table" not in blobs:
+            return None
+        last = marshal.loads(blobs[blob])
+        if not wanted(last):
+            return None
+        nodes = {nid: orjson.loads(data) for nid, data in con.execute("SELECT id, data FROM nodes")}
+        con.execute("COMMIT")
+    finally:
+        con.close()
+    return last, blobs["table"], nodes
+
+
 class ScopeCache:
     """Read/write access to a scope's cache file; `open()` recreates it when unusable."""
 
@@ -596,6 +657,11 @@ class ScopeCache:
                 self.con.execute(statement)
         self.con.executemany("INSERT OR REPLACE INTO owner_hash VALUES (?,?)", hashes)
 
+    def owners_linking_to(self, nid: str, prefix: str) -> set[str]:
+        """Owners of an edge to `nid` or to any node whose id starts with `prefix` (its sections)."""
+        rows = self.con.execute("SELECT DISTINCT owner FROM edges WHERE target=? OR (target >= ? AND target < ?)", (nid, prefix, prefix + "\U0010ffff"))
+        return {owner for (owner,) in rows}
+
     def node_row(self, nid: str) -> tuple[dict[str, Any], float, int | None] | None:
         """One node's row: its attributes without rank and community, its rank, its community."""
         row = self.con.execute("SELECT data, rank, community FROM nodes WHERE id=?", (nid,)).fetchone()
@@ -696,6 +762,18 @@ class GraphReader:
         marks = ",".join("?" * len(skip))
         return [r[0] for sql in (f"SELECT data FROM edges WHERE source=? AND relation NOT IN ({marks})", f"SELECT data FROM edges WHERE target=? AND relation NOT IN ({marks})")
                 for r in self.con.execute(sql, (nid, *skip))]
+
+    def mentioning(self, text: str) -> Iterator[tuple[str, str]]:
+        """(id, row JSON) of every node whose row holds `text` anywhere (a scan: the caller checks where)."""
+        yield from self.con.execute("SELECT id, data FROM nodes WHERE data LIKE ?", (f"%{text}%",))
+
+    def ranked(self, limit: int) -> list[str]:
+        """The ids of the `limit` best-ranked nodes with a rank, best first, ties by id."""
+        return [nid for (nid,) in self.con.execute("SELECT id FROM nodes WHERE rank > 0 ORDER BY rank DESC, id LIMIT ?", (limit,))]
+
+    def note_rows(self) -> Iterator[tuple[str, str]]:
+        """(id, row JSON) of every note node, by id."""
+        yield from self.con.execute("SELECT id, data FROM nodes WHERE kind='note' ORDER BY id")
 
     def by_label(self, label_lc: str) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT id FROM nodes WHERE label_lc=?", (label_lc,))]

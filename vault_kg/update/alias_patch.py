@@ -51,6 +51,4 @@ def alias_readers(cache: Any, rel: str, before: list[str], after: list[str], ind
 
 def _linking_to(cache: Any, rel: str) -> set[str]:
     """Owners of an edge to the note or to one of its sections (from the query tables)."""
-    prefix = m.section_id(rel, "")
-    rows = cache.con.execute("SELECT DISTINCT owner FROM edges WHERE target=? OR (target >= ? AND target < ?)", (m.note_id(rel), prefix, prefix + "\U0010ffff"))
-    return {owner for (owner,) in rows}
+    return set(cache.owners_linking_to(m.note_id(rel), m.section_id(rel, "")))

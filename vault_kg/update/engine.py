@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 from vault_kg.core import store
+
+from vault_kg.storage.layout import Layout, ensure_out
 from vault_kg.core.adapter import ScopeAdapter
 from vault_kg.core.errors import KgError
 from vault_kg.core.scopes import Scope
@@ -69,8 +71,8 @@ def run(
 def _locked_run(scope: Scope, paths: list[Path] | None, force: bool, progress: Progress | None, refresh: bool, settings: RunSettings) -> RunResult:
     """Take the scope's lock and its cache transaction, and run every stage inside them."""
     adapter = adapter_for(scope.kind)
-    layout = store.Layout(scope.out)
-    store.ensure_out(scope.out)
+    layout = Layout(scope.out)
+    ensure_out(scope.out)
     result = RunResult(scope.name, scope.kind)
     with store.scope_lock(layout):
         for where, names in SWEPT:

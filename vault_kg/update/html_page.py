@@ -12,10 +12,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BACKGROUND", "HTML_INLINE_NODES", "LOCK", "draw_locked", "html_mode", "page_lock", "write_page"]
+from vault_kg.storage.layout import Layout
+
+__all__ = ["BACKGROUND", "HTML_INLINE_NODES", "draw_locked", "html_mode", "page_lock", "write_page"]
 
 HTML_INLINE_NODES = int(os.environ.get("KG_HTML_INLINE_NODES", "3000"))
-LOCK = ".html.lock"
 BACKGROUND = "rendering in the background"  # what a run's `extra["html"]` says when the job is owed a render
 
 
@@ -34,7 +35,7 @@ def page_lock(out: Path) -> Any:
     """The lock every writer of `out/graph.html` holds while it writes (a `filelock.FileLock`)."""
     from filelock import FileLock
 
-    return FileLock(str(out / LOCK), timeout=600)
+    return FileLock(str(Layout(out).html_lock), timeout=600)
 
 
 def write_page(out: Path, data: dict[str, Any]) -> bool:
@@ -49,4 +50,4 @@ def draw_locked(out: Path, data: dict[str, Any]) -> bool:
     from vault_kg.core import store
 
     store.sweep_temp(out, ("graph.html",))
-    return store.write_if_changed(out / "graph.html", render_html(data).encode("utf-8"))
+    return store.write_if_changed(Layout(out).html, render_html(data).encode("utf-8"))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from vault_kg.core.passes import Pass
-    from vault_kg.core.store import Layout
+    from vault_kg.storage.layout import Layout
 
 OWED = "owed"  # meta while ranks and artifacts lag the query tables (`vault_kg.update.deferred_work`): {"owners": [...], "edges": count}; None once done
 SWEPT = (("out", ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore")), ("cache", ("anchors.json",)))  # temp files a killed run leaves

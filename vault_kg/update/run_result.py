@@ -34,6 +34,7 @@ class RunResult:
     extra: dict[str, Any] = field(default_factory=dict)
     graph_digest: int | None = None  # CRC-32 of the graph.json this run wrote (kept in the cache)
     new_skips: list[SourceSkip] = field(default_factory=list)  # skipped for the first time (or a full rebuild)
+    model_worker: str | None = None  # what waking the model worker answered after the run (`jobs.scope_update.wake_jobs`); not reported
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from vault_kg.core import model as m
 from vault_kg.core import store
+from vault_kg.storage.layout import Layout
 from vault_kg.core.adapter import Resolution, ScopeAdapter
 from vault_kg.core.passes import Pass
 from vault_kg.core.scopes import Scope
@@ -55,7 +56,7 @@ class RunRequest:
 
     scope: Scope
     adapter: ScopeAdapter
-    layout: store.Layout
+    layout: Layout
     cache: ScopeCache
     paths: list[Path] | None = None
     force: bool = False
@@ -123,7 +124,7 @@ class Run:
         return self.request.adapter
 
     @property
-    def layout(self) -> store.Layout:
+    def layout(self) -> Layout:
         return self.request.layout
 
     @property

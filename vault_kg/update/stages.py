@@ -20,6 +20,7 @@ from graph_out.graph_json import encode_group
 from vault_kg import __version__
 from vault_kg.core import model as m
 from vault_kg.core import store
+from vault_kg.storage.layout import Layout
 from vault_kg.core.adapter import ScopeAdapter, SourceSkip
 from vault_kg.core.safe_read import display_name, valid_name
 from vault_kg.core.scopes import Scope
@@ -274,7 +275,7 @@ def record(run: Run) -> None:
             result.quarantined.append((rel, ext.quarantine))
         result.warnings.extend(w for w in ext.warnings if rel in result.extracted)
     if run.full_listing:
-        (layout.out / "reconciled.stamp").touch()
+        layout.reconciled.touch()
     record_artifacts(layout, cache, result.graph_digest)
     cache.set_meta("graph", data["graph"])
     result.nodes, result.edges = len(data["nodes"]), data["graph"]["counts"]["edges"]
@@ -347,7 +348,7 @@ def _needs_edge_list(scope: Scope, nodes: dict[str, Any], later: bool) -> bool:
     return scope.kind == "code" or html_mode(len(nodes), later) == "inline"
 
 
-def _write_html(layout: store.Layout, data: dict[str, Any], result: RunResult, later: bool) -> None:
+def _write_html(layout: Layout, data: dict[str, Any], result: RunResult, later: bool) -> None:
     """graph.html inline for small graphs; large ones, and a hook's, are left to the detached render
     the caller wakes (`vault_kg.jobs.html_render.after_run`)."""
     from vault_kg.update.html_page import BACKGROUND, html_mode, write_page

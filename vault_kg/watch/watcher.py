@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from vault_kg.core.config import OUT_DIRNAME, inside
+from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError, StoreBusy
 from vault_kg.core.scopes import Scope
 
@@ -33,7 +34,6 @@ DEBOUNCE_S = 0.5
 MAX_DELAY_S = 5.0
 BUSY_RETRY_S = 2.0
 SERVER_STOP_S = 10.0  # an update still running then is abandoned: its writes are atomic
-LEASE = "watch.lock"
 SKIP_DIRS = {OUT_DIRNAME, "node_modules", "__pycache__"}
 _KINDS = {"created", "modified", "closed", "deleted", "moved"}
 
@@ -222,7 +222,7 @@ class VaultWatcher:
             return True
         from filelock import FileLock, Timeout
 
-        lease = FileLock(str(self.scope.out / LEASE), thread_local=False)  # released by stop(), on another thread
+        lease = FileLock(str(Layout(self.scope.out).watch_lease), thread_local=False)  # released by stop(), on another thread
         try:
             lease.acquire(timeout=0)
         except Timeout:
@@ -231,10 +231,7 @@ class VaultWatcher:
         return None
 
     def _update(self, paths: list[str], whole: bool) -> None:
-        from vault_kg.jobs.html_render import after_run as render_after
-        from vault_kg.update.engine import run
-        from vault_kg.jobs.model_worker import after_update
-        from vault_kg.core.store import Layout
+        from vault_kg import api
 
         if not Layout(self.scope.out).cache_db.exists():
             self.on_report(Report(self.scope.name, paths, whole, error=f"no graph yet at {self.scope.out}; run `kg build` (watching anyway)"))
@@ -243,11 +240,9 @@ class VaultWatcher:
         if held is False:
             return
         whole = whole or held is None
-        result = run(self.scope, paths=None if whole else [self.root / rel for rel in paths])
-        render_after(self.scope.out, result)
+        # a long-lived process: the model worker starts now (when the watcher was given the config)
+        [result] = api.update_runs([self.scope], None if whole else [self.root / rel for rel in paths], long_lived=True, cfg=self.cfg, wake_model=self.cfg is not None)
         self.updates += 1
-        if self.cfg is not None:
-            after_update(self.scope, result, self.cfg, hook=False)  # a long-lived process: start now
         self.on_report(Report(
             self.scope.name, paths, whole, result.extracted, result.removed, result.nodes, result.edges,
             result.seconds, list(result.notices),

@@ -1,4 +1,5 @@
-"""The background refresh: catch what changed behind the hooks' back (Obsidian, git pull, scripts).
+"""The background refresh: catch what changed behind the hooks' back (Obsidian, git pull, scripts); and
+the journal note's update after a session end (`index_later`).
 
 Every session start calls `refresh()`, which starts `kg hook reconcile` detached for the built
 scopes that have none running and returns at once. That process runs an incremental update of
@@ -12,18 +13,23 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from vault_kg.core.config import OUT_DIRNAME
+from vault_kg.storage.layout import Layout, out_dir
+from vault_kg.jobs.launcher import CHECKOUT, spawn
 
-DONE = "reconciled.stamp"
-STARTED = "reconcile.started"
 RUNNING_GRACE_S = 3600.0
 DAY_S = 86400.0
+
+
+def _done(root: Path) -> Path:
+    return Layout(out_dir(root)).reconciled
+
+
+def _started(root: Path) -> Path:
+    return Layout(out_dir(root)).reconcile_started
 
 
 def _mtime(path: Path) -> float | None:
@@ -35,14 +41,14 @@ def _mtime(path: Path) -> float | None:
 
 def age_days(root: Path, now: float | None = None) -> float | None:
     """Days since the last full reconcile of the scope at `root` (None: never recorded)."""
-    done = _mtime(root / OUT_DIRNAME / DONE)
+    done = _mtime(_done(root))
     return None if done is None else ((now or time.time()) - done) / DAY_S
 
 
 def running(root: Path, now: float | None = None) -> bool:
     """A reconcile of the scope at `root` was started within the last hour and has not finished."""
-    started = _mtime(root / OUT_DIRNAME / STARTED)
-    done = _mtime(root / OUT_DIRNAME / DONE) or 0.0
+    started = _mtime(_started(root))
+    done = _mtime(_done(root)) or 0.0
     return started is not None and started > done and (now or time.time()) - started < RUNNING_GRACE_S
 
 
@@ -68,20 +74,9 @@ def refresh(targets: list[dict[str, str]], days: int, now: float | None = None) 
 def launch(targets: list[dict[str, str]]) -> None:
     """Start `kg hook reconcile` in its own session; the hook does not wait for it."""
     for target in targets:
-        marker = Path(target["root"]) / OUT_DIRNAME / STARTED
+        marker = _started(Path(target["root"]))
         marker.touch()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hooks.dispatch", "reconcile"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        cwd=str(Path(__file__).resolve().parents[1]),
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps({"targets": targets}).encode())
-    proc.stdin.close()
+    spawn(["-m", "hooks.dispatch", "reconcile"], stdin=json.dumps({"targets": targets}).encode(), cwd=CHECKOUT)  # failures land in hooks.log
 
 
 def handle(payload: dict[str, Any]) -> None:
@@ -99,10 +94,15 @@ def handle(payload: dict[str, Any]) -> None:
             update_scope(scope, cfg=cfg)
         except Exception as exc:
             failures.append(f"{root}: {exc}")
-            (root / OUT_DIRNAME / STARTED).unlink(missing_ok=True)  # the next session tries again
+            (_started(root)).unlink(missing_ok=True)  # the next session tries again
             continue
-        stamp = root / OUT_DIRNAME / DONE
+        stamp = _done(root)
         stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n", encoding="utf-8")
         os.utime(stamp)
     if failures:
         raise RuntimeError("reconcile failed for " + "; ".join(failures))
+
+
+def index_later(vault: Path, note: Path) -> None:
+    """`kg update NOTE` in its own session (the session-end hook's journal note): the hook returns while the note is re-extracted."""
+    spawn(["-c", "from vault_kg.cli.entry import main; main()", "update", str(note), "--vault", str(vault)])
