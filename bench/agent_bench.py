@@ -41,9 +41,17 @@ from gen_vault import generate  # noqa: E402
 from vault_kg.jobs.launcher import jobs_in  # noqa: E402
 
 KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
-TARGETS = {"python start-up": None, "post-tool-use, outside": 0.100, "post-tool-use, one vault note": None, "  of which prose only": None,
-           "  of which a new link": None, "  same, back to back": None,
-           "kg update, no-op": None, "session-start": 0.500, "mcp query, warm": 0.100}
+TARGETS = {
+    "python start-up": None,
+    "post-tool-use, outside": 0.100,
+    "post-tool-use, one vault note": None,
+    "  of which prose only": None,
+    "  of which a new link": None,
+    "  same, back to back": None,
+    "kg update, no-op": None,
+    "session-start": 0.500,
+    "mcp query, warm": 0.100,
+}
 RATIO_TARGETS = {"post-tool-use, one vault note": 5.0, "  of which prose only": 5.0, "  of which a new link": 5.0, "kg update, no-op": 2.5}  # × the outside hook
 NOTE_HOOK_LIMIT_10K = 0.5  # seconds, one vault note of the 10,000-note vault
 
@@ -211,11 +219,16 @@ def one_vault(args: argparse.Namespace, work: Path, notes_wanted: int) -> None:
     results = {"python start-up": timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), args.runs)}
     settled()  # the build's own graph.html render is not an edit's
     logs = log_offsets(vault / "kg-out")
-    results.update(interleaved({
-        "post-tool-use, outside": (lambda: hook("post-tool-use", outside, env), None),
-        "post-tool-use, one vault note": (edit_note, settled),
-        "kg update, no-op": (noop_update, settled),
-    }, args.runs))
+    results.update(
+        interleaved(
+            {
+                "post-tool-use, outside": (lambda: hook("post-tool-use", outside, env), None),
+                "post-tool-use, one vault note": (edit_note, settled),
+                "kg update, no-op": (noop_update, settled),
+            },
+            args.runs,
+        )
+    )
     settled()
     detached = jobs_since(logs)
     split_by_edit(results, "post-tool-use, one vault note", {"  of which prose only": 0, "  of which a new link": 1})

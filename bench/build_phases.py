@@ -90,7 +90,9 @@ def main() -> None:
         spent["total (engine.run)"] = [time.process_time() - cpu, time.perf_counter() - wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]
         for label, (c, w, rss) in spent.items():
             rows.setdefault(label, []).append((c, w, rss))
-    print(f"cold build of {result.sources} notes ({result.nodes} nodes, {result.edges} edges), graph.html off, KG_EXTRACT_WORKERS={args.workers}; median of {args.rounds}; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"cold build of {result.sources} notes ({result.nodes} nodes, {result.edges} edges), graph.html off, KG_EXTRACT_WORKERS={args.workers}; median of {args.rounds}; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'stage (indented: inside it)':<34}{'CPU s':>8}{'wall s':>8}{'peak RSS MB':>13}")
     for label, values in rows.items():
         c, w = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)

@@ -206,7 +206,13 @@ def read_only_journal_add(tmp: Path) -> tuple[int, str]:
             folder.chmod(0o555)
     env = {**os.environ, "KG_CONFIG": str(vault / "missing-config.toml"), "HOME": str(vault)}
     try:
-        proc = subprocess.run([*prefix, sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "journal", "add", "read-only vault", "--vault", str(vault)], capture_output=True, text=True, env=env, timeout=120)
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "journal", "add", "read-only vault", "--vault", str(vault)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
     finally:
         for folder in (vault, vault / "journal"):
             folder.chmod(0o755)
@@ -250,7 +256,12 @@ def cost(tmp: Path) -> None:
     for i in range(5):
         note.write_bytes(TRAPS.encode())
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "retire", "notes/Office.md", "--reason", "x", "--vault", str(vault)], capture_output=True, text=True, env=dict(os.environ))
+        proc = subprocess.run(
+            [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "retire", "notes/Office.md", "--reason", "x", "--vault", str(vault)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+        )
         runs.append(time.perf_counter() - start)
         assert proc.returncode == 0, proc.stderr
     print(f"kg retire as a process: median {1000 * statistics.median(runs):.0f} ms over 5 runs")

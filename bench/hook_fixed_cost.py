@@ -91,8 +91,9 @@ def imported(vault: Vault, env: dict[str, str], side: int) -> list[str]:
     """The watched modules a link-edit hook process of this checkout imports."""
     settle(vault.vault / "kg-out")
     args = ["hook", "post-tool-use"]
-    done = subprocess.run([sys.executable, "-X", "importtime", *KG[1:], *args], input=vault.payload(vault.edit(True, 0, side)),
-                          capture_output=True, text=True, env=env, cwd=env["PYTHONPATH"], timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *KG[1:], *args], input=vault.payload(vault.edit(True, 0, side)), capture_output=True, text=True, env=env, cwd=env["PYTHONPATH"], timeout=300
+    )
     names = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     return [m for m in WATCHED if m in names]
 

@@ -69,7 +69,7 @@ def module_graph(root: Path, package: str) -> nx.DiGraph:
 def room_of(module: str, package: str, level: str) -> str:
     if level == "module":
         return module
-    rest = module[len(package) + 1:].split(".") if module != package else []
+    rest = module[len(package) + 1 :].split(".") if module != package else []
     return f"{package}.{rest[0]}" if rest else package
 
 
@@ -140,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         sys.stdout.write(json.dumps(found, indent=2) + "\n")
         return 0
-    print(f"{args.package} ({args.level}s): {found['rooms']} rooms, {found['floors']} floors, {found['arrows']} arrows, "
-          f"{found['arrows running back up']} running back up, {len(found['circles'])} circles")  # type: ignore[arg-type]
+    print(
+        f"{args.package} ({args.level}s): {found['rooms']} rooms, {found['floors']} floors, {found['arrows']} arrows, "
+        f"{found['arrows running back up']} running back up, {len(found['circles'])} circles"
+    )  # type: ignore[arg-type]
     for circle in found["circles"]:  # type: ignore[attr-defined]
         print("  circle: " + " <-> ".join(circle))
     for a, b in found["back up"]:  # type: ignore[attr-defined]

@@ -127,8 +127,11 @@ def main() -> None:
             for name, code, new in codes:
                 r = measure(code, source, work / f"{name}-{label.split()[0]}", args.delay, new)
                 ctx = ",".join(str(v) for v in r["num_ctx_values"])
-                print(f"{label:<18}{name:<6}{r['notes']:>6}{r['calls']:>7}{r['calls_per_note']:>12.2f}{r['prompt_tokens_per_note']:>17.0f}{ctx:>18}"
-                      f"{r['noop_requests']:>12}{str(r['tags_only_calls']) + '/' + str(r['tags_only_edits']):>17}{r['build_s']:>9.1f}", flush=True)
+                print(
+                    f"{label:<18}{name:<6}{r['notes']:>6}{r['calls']:>7}{r['calls_per_note']:>12.2f}{r['prompt_tokens_per_note']:>17.0f}{ctx:>18}"
+                    f"{r['noop_requests']:>12}{str(r['tags_only_calls']) + '/' + str(r['tags_only_edits']):>17}{r['build_s']:>9.1f}",
+                    flush=True,
+                )
         print("prompt tokens as the stand-in counts them (characters / 4, as for English prose); 'no-op reqs' counts requests of any kind")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -164,6 +164,7 @@ def main() -> None:
         asyncio.run(rounds(sides, env, work, args.runs))
         report(sides, vault, args.runs)
 
+
 if __name__ == "__main__":
     from figures import record
 

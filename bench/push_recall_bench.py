@@ -72,8 +72,16 @@ def main() -> None:
         strong = strong_prompt(vault)
 
         def payload(prompt: str, run: int, cwd: Path) -> str:
-            return json.dumps({"session_id": f"bench-{run}-{time.time_ns()}", "transcript_path": str(work / "t.jsonl"), "cwd": str(cwd),
-                               "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+            return json.dumps(
+                {
+                    "session_id": f"bench-{run}-{time.time_ns()}",
+                    "transcript_path": str(work / "t.jsonl"),
+                    "cwd": str(cwd),
+                    "permission_mode": "default",
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": prompt,
+                }
+            )
 
         rows = [
             ("python start-up (reference)", f'"{sys.executable}" -c pass', None, None, {}),

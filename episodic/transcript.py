@@ -105,9 +105,7 @@ def user_text(record: dict[str, Any]) -> str:
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        text = "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
+        text = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     else:
         return ""
     text = text.strip()

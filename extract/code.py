@@ -98,9 +98,7 @@ class _FileExtractor:
         self._calls(calls, symbols)
         self._bases(symbols)
         if root.has_error:
-            self.extraction.warnings.append(
-                f"{self.relpath}:{_first_error_line(root)}: syntax error; extracted what parsed (fix the syntax to get the rest)"
-            )
+            self.extraction.warnings.append(f"{self.relpath}:{_first_error_line(root)}: syntax error; extracted what parsed (fix the syntax to get the rest)")
         return self.extraction
 
     # ------------------------------------------------------------ captures
@@ -348,13 +346,15 @@ class _FileExtractor:
                 if sym.segment == "impl":
                     seen_virtual.add(sym.locator)
                     trait = sym.node.child_by_field_name("trait")
-                    impls.append({
-                        "locator": sym.locator,
-                        "type": base_name(text(sym.node.child_by_field_name("type"), self.src)),
-                        "trait": base_name(text(trait, self.src)) if trait is not None else None,
-                        "scope": parent.locator if parent is not None else None,
-                        "line": _line(sym.node),
-                    })
+                    impls.append(
+                        {
+                            "locator": sym.locator,
+                            "type": base_name(text(sym.node.child_by_field_name("type"), self.src)),
+                            "trait": base_name(text(trait, self.src)) if trait is not None else None,
+                            "scope": parent.locator if parent is not None else None,
+                            "line": _line(sym.node),
+                        }
+                    )
                 continue
             if parent is not None and parent.virtual and parent.locator not in seen_virtual:
                 seen_virtual.add(parent.locator)

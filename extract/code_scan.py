@@ -24,9 +24,7 @@ from vault_kg.core.safe_read import display_name, file_kind, read_regular, valid
 
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_IGNORE_BYTES = 1_000_000
-SKIP_DIRS = frozenset(
-    {"kg-out", "node_modules", "build", "dist", "target", "vendor", "third_party", "__pycache__", "venv", "site-packages"}
-)
+SKIP_DIRS = frozenset({"kg-out", "node_modules", "build", "dist", "target", "vendor", "third_party", "__pycache__", "venv", "site-packages"})
 IGNORE_FILES = (".gitignore", ".kgignore")
 EXTRA_SOURCES = frozenset({"go.mod"})
 

@@ -59,8 +59,13 @@ class Settings:
         from .llm_schema import PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
 
         return {
-            "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
-            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, PROMPT_SHA], "verifier": VERIFIER_VERSION, "stated": STATED_VERSION,
+            "enabled": True,
+            "model": self.model,
+            "digest": self.digest,
+            "options": self.options,
+            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, PROMPT_SHA],
+            "verifier": VERIFIER_VERSION,
+            "stated": STATED_VERSION,
         }
 
 
@@ -98,6 +103,7 @@ def check_mode(scope: ScopeView, cache: CacheView) -> bool:
     cache.set_meta(MODE_META, mode)
     if stored is None:
         return True
+
     def without_digest(d: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k != "digest"}
 
@@ -288,9 +294,7 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     result = {"status": "ok", "entities": entities, "relations": relations}
     graph_nodes, graph_edges = llm_graph(rel, nid, result, title_index)
     stated = stated_relations(src["raw"], title, own_node.get("props"), subject_type)
-    names = {canonical_name(n) for n in (title, *own)} | _names_read(
-        [*src["answer"]["entities"], *entities], [*src["answer"]["relations"], *relations, *stated]
-    )
+    names = {canonical_name(n) for n in (title, *own)} | _names_read([*src["answer"]["entities"], *entities], [*src["answer"]["relations"], *relations, *stated])
     nodes = {k: v for k, v in ext.nodes.items() if v.get("kind") != m.ENTITY}
     note = nodes.get(nid)
     if answered and note is not None and note.get("status") == m.PENDING:
@@ -302,9 +306,15 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     meta["llm"]["names"] = sorted(names)
     meta["llm_result"] = result
     return m.Extraction(
-        source=ext.source, hash=ext.hash, nodes=nodes,
+        source=ext.source,
+        hash=ext.hash,
+        nodes=nodes,
         edges=[e for e in ext.edges if e.get("via") not in MODEL_VIA] + graph_edges,
-        refs=ext.refs, text=ext.text, quarantine=ext.quarantine, warnings=list(ext.warnings), meta=meta,
+        refs=ext.refs,
+        text=ext.text,
+        quarantine=ext.quarantine,
+        warnings=list(ext.warnings),
+        meta=meta,
     )
 
 

@@ -18,8 +18,23 @@ from typing import Any
 from .entities import canonical_name
 from .llm_cache import cache_key
 from .llm_schema import (  # noqa: F401 (re-exported: the pipeline reads them from here)
-    PROMPT_SHA, ENTITY_FIELDS, ENTITY_TYPES, EXTRACTION_SCHEMA, MAX_ENTITIES, MAX_LINE, MAX_NAME_CHARS, MAX_RELATIONS,
-    NUM_PREDICT, PROMPT_VERSION, RELATION_FIELDS, RELATIONS, SCHEMA_VERSION, SEED, SYSTEM_PROMPT, largest_answer, request_options,
+    PROMPT_SHA,
+    ENTITY_FIELDS,
+    ENTITY_TYPES,
+    EXTRACTION_SCHEMA,
+    MAX_ENTITIES,
+    MAX_LINE,
+    MAX_NAME_CHARS,
+    MAX_RELATIONS,
+    NUM_PREDICT,
+    PROMPT_VERSION,
+    RELATION_FIELDS,
+    RELATIONS,
+    SCHEMA_VERSION,
+    SEED,
+    SYSTEM_PROMPT,
+    largest_answer,
+    request_options,
 )
 from .pair_candidates import Pair, candidate_pairs
 from .prose import WIKILINK, asks_the_model, body_start, prose_lines  # noqa: F401 (re-exported)
@@ -213,8 +228,12 @@ def merge_answers(plan: NotePlan, answers: list[dict[str, Any]]) -> dict[str, An
 
 
 def verify_answer(
-    answer: dict[str, Any], raw: dict[int, str], alias_map: dict[str, list[str]], subject: list[str],
-    subject_type: str | None = None, props: dict[str, Any] | None = None,
+    answer: dict[str, Any],
+    raw: dict[int, str],
+    alias_map: dict[str, list[str]],
+    subject: list[str],
+    subject_type: str | None = None,
+    props: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Verified entities and relations (see :mod:`extract.verify`), with the relations the note's
     lists, tables and properties state (:mod:`extract.stated_relations`). ``alias_map`` maps
@@ -222,7 +241,6 @@ def verify_answer(
     ``subject_type`` the note's type from its tags, ``props`` its frontmatter properties."""
     stated = stated_relations(raw, subject[0], props, subject_type) if subject else []
     return verify_extraction(answer["entities"], answer["relations"], raw, alias_map, subject, subject_type, stated)
-
 
 
 def dedupe_entities(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:

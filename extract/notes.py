@@ -57,9 +57,7 @@ class VaultAdapter:
     def resolve(self, extractions: dict[str, m.Extraction]) -> Resolution:
         return resolve_vault(extractions)
 
-    def resolve_incremental(
-        self, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]
-    ) -> tuple[Resolution, dict[str, Any]]:
+    def resolve_incremental(self, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]) -> tuple[Resolution, dict[str, Any]]:
         return resolve_vault_incremental(extractions, previous, per_source)
 
     def search_text(self, node_id: str, attrs: dict[str, Any], extraction: m.Extraction) -> str:
@@ -251,26 +249,28 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
 
     refs = [_link_ref(nid, relpath, link) for link in scan.links]
     search = " \n".join([title, " ".join(aliases), summary, " ".join(all_tags), " ".join(h.text for h in scan.headings), "\n".join(scan.prose)])
-    return redact_extraction(m.Extraction(
-        source=relpath,
-        hash=digest,
-        nodes=nodes,
-        edges=edges,
-        refs=refs,
-        text=search[:MAX_SEARCH_CHARS],
-        meta={
-            "title": title,
-            "aliases": aliases,
-            "summary": summary,
-            "fm_tags": fm_tags,
-            "inline_tags": sorted(set(inline_tags)),
-            "has_frontmatter": fm_text is not None,
-            "summary_present": summary_raw is not None,
-            "headings": [[h.level, h.text, h.line] for h in scan.headings],
-            "blocks": scan.blocks,
-            "size": len(data),
-        },
-    ))
+    return redact_extraction(
+        m.Extraction(
+            source=relpath,
+            hash=digest,
+            nodes=nodes,
+            edges=edges,
+            refs=refs,
+            text=search[:MAX_SEARCH_CHARS],
+            meta={
+                "title": title,
+                "aliases": aliases,
+                "summary": summary,
+                "fm_tags": fm_tags,
+                "inline_tags": sorted(set(inline_tags)),
+                "has_frontmatter": fm_text is not None,
+                "summary_present": summary_raw is not None,
+                "headings": [[h.level, h.text, h.line] for h in scan.headings],
+                "blocks": scan.blocks,
+                "size": len(data),
+            },
+        )
+    )
 
 
 def _link_ref(nid: str, relpath: str, link: Link) -> m.Ref:
@@ -321,7 +321,7 @@ class NoteIndex:
             if key.endswith(".md"):
                 key = path[:-3].lower()
             by_path[key] = relpath
-            stem = key[key.rfind("/") + 1:]
+            stem = key[key.rfind("/") + 1 :]
             same = by_stem.get(stem)
             if same is None:
                 by_stem[stem] = [relpath]
@@ -381,9 +381,7 @@ def resolve_vault(extractions: dict[str, m.Extraction]) -> Resolution:
     return resolution
 
 
-def resolve_vault_incremental(
-    extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]
-) -> tuple[Resolution, dict[str, Any]]:
+def resolve_vault_incremental(extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]) -> tuple[Resolution, dict[str, Any]]:
     """Re-resolve only the links a change can affect; reuse every other note's cached result.
 
     `previous` maps each changed, added or removed note to its old extraction (None when new).

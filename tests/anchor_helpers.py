@@ -33,7 +33,7 @@ def backoff(n):
     return 2 ** n
 '''
 
-README_MD = '''\
+README_MD = """\
 # Demo
 
 ## Setup
@@ -51,7 +51,7 @@ Install it, then run it.
 ```
 ## Not a heading
 ```
-'''
+"""
 
 
 def note(summary: str, body: str = "Body.", extra: str = "") -> str:

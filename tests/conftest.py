@@ -58,7 +58,12 @@ def kg_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None =
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, input=input,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
     )
 
 
@@ -80,7 +85,7 @@ def hook_modules(path: Path, cwd: Path, env: dict[str, str] | None = None) -> se
     )
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return set(json.loads(next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))[len("MODULES "):]))
+    return set(json.loads(next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))[len("MODULES ") :]))
 
 
 @pytest.fixture(scope="session")

@@ -222,8 +222,7 @@ def test_every_import_points_down() -> None:
 def face_reaches() -> set[tuple[str, str]]:
     """Imports from a face (CLI, MCP, watcher, hooks) into the library past its front door (`vault_kg.api`;
     the core's vocabulary and the other faces are open to every face)."""
-    return {(module, target) for module, target in edges()
-            if layer_of(module) == 0 and layer_of(target) not in (0, 1) and not _within(target, "vault_kg.core") and target != "vault_kg"}
+    return {(module, target) for module, target in edges() if layer_of(module) == 0 and layer_of(target) not in (0, 1) and not _within(target, "vault_kg.core") and target != "vault_kg"}
 
 
 # Still reached directly, each waiting for its verb at the front door (issue #31, item 3): the
@@ -339,11 +338,14 @@ def test_no_hidden_import_in_the_library() -> None:
     assert hidden == []
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("from vault_kg.update.engine import run\n", "vault_kg.update.engine"),
-    ("def f():\n    from vault_kg.update import engine\n", "vault_kg.update.engine"),
-    ("import importlib\nimportlib.import_module('vault_kg.update.engine')\n", "vault_kg.update.engine"),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from vault_kg.update.engine import run\n", "vault_kg.update.engine"),
+        ("def f():\n    from vault_kg.update import engine\n", "vault_kg.update.engine"),
+        ("import importlib\nimportlib.import_module('vault_kg.update.engine')\n", "vault_kg.update.engine"),
+    ],
+)
 def test_the_reader_sees_every_kind_of_import(tmp_path: Path, source: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rules above are only as good as the reader: top-level, function-level and importlib imports all count."""
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
@@ -361,15 +363,18 @@ def test_relative_imports_resolve_against_the_package(tmp_path: Path, monkeypatc
     assert [name for _, name in imports_of(path)[0]] == ["vault_kg.core.errors.KgError", "vault_kg.api", "vault_kg.cli.commands.view"]
 
 
-@pytest.mark.parametrize("importer, imported, allowed", [
-    ("vault_kg.cli.app", "vault_kg.api", True),
-    ("vault_kg.update.engine", "vault_kg.storage.cache", True),
-    ("vault_kg.storage.cache", "vault_kg.update.centrality", False),  # storage below the update route
-    ("vault_kg.update.engine", "vault_kg.jobs.html_render", False),  # the route never starts a job
-    ("vault_kg.query.verbs", "vault_kg.memory.recall_log", False),  # query below memory
-    ("vault_kg.cli.app", "hooks.dispatch", True),  # a face may call a face
-    ("extract.notes", "vault_kg.anchors.spans", False),
-])
+@pytest.mark.parametrize(
+    "importer, imported, allowed",
+    [
+        ("vault_kg.cli.app", "vault_kg.api", True),
+        ("vault_kg.update.engine", "vault_kg.storage.cache", True),
+        ("vault_kg.storage.cache", "vault_kg.update.centrality", False),  # storage below the update route
+        ("vault_kg.update.engine", "vault_kg.jobs.html_render", False),  # the route never starts a job
+        ("vault_kg.query.verbs", "vault_kg.memory.recall_log", False),  # query below memory
+        ("vault_kg.cli.app", "hooks.dispatch", True),  # a face may call a face
+        ("extract.notes", "vault_kg.anchors.spans", False),
+    ],
+)
 def test_the_layer_rule(importer: str, imported: str, allowed: bool) -> None:
     """What the rule says of an import, one case per kind: a future upward import fails `test_every_import_points_down`."""
     assert _allowed(importer, imported) is allowed

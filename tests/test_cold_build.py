@@ -126,8 +126,16 @@ def _walk_everything(extraction: m.Extraction) -> m.Extraction:
     return extraction
 
 
-SECRETS = ["AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1" * 20, "sk-ant-" + "x" * 24, "xoxb-1234567890-abcdef", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk",
-           "postgres://admin:hunter2hunter2@db.example.com/app", "API_KEY=0123456789abcdef", "ſecret_token: abcdefgh12345"]
+SECRETS = [
+    "AKIAIOSFODNN7EXAMPLE",
+    "ghp_" + "a1" * 20,
+    "sk-ant-" + "x" * 24,
+    "xoxb-1234567890-abcdef",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk",
+    "postgres://admin:hunter2hunter2@db.example.com/app",
+    "API_KEY=0123456789abcdef",
+    "ſecret_token: abcdefgh12345",
+]
 
 
 def _note(rng: random.Random) -> str:
@@ -178,14 +186,70 @@ def test_the_trigger_lets_every_secret_through(monkeypatch: pytest.MonkeyPatch) 
     """`auth` and `token` trigger the rules only in the spellings a rule can match: every string
     the rules redact with the trigger skipped is redacted the same with it."""
     rng = random.Random(11)
-    pieces = ["Authorization", "authorization", "AUTHORIZATION", "auth", "Auth", "AUTH", "token", "Token", "TOKEN", "access", "ACCESS",
-              "_", "-", ".", ": ", ":", "=", " ", "\n", "  ", "export ", "MY", "my", "bearer ", "Bearer ", "basic ", "x", "key", "KEY",
-              "api", "secret", "SECRET", "PASS", "pass", "word", "WORD", "client", "ya29.", "AIza", "abcdEFGH12345678", "0123456789abcdefXYZ",
-              "${VAR}", "<your-token>", "hunter2hunter2", "\"", "'", "K", "ſ", "İ", "é"]
+    pieces = [
+        "Authorization",
+        "authorization",
+        "AUTHORIZATION",
+        "auth",
+        "Auth",
+        "AUTH",
+        "token",
+        "Token",
+        "TOKEN",
+        "access",
+        "ACCESS",
+        "_",
+        "-",
+        ".",
+        ": ",
+        ":",
+        "=",
+        " ",
+        "\n",
+        "  ",
+        "export ",
+        "MY",
+        "my",
+        "bearer ",
+        "Bearer ",
+        "basic ",
+        "x",
+        "key",
+        "KEY",
+        "api",
+        "secret",
+        "SECRET",
+        "PASS",
+        "pass",
+        "word",
+        "WORD",
+        "client",
+        "ya29.",
+        "AIza",
+        "abcdEFGH12345678",
+        "0123456789abcdefXYZ",
+        "${VAR}",
+        "<your-token>",
+        "hunter2hunter2",
+        '"',
+        "'",
+        "K",
+        "ſ",
+        "İ",
+        "é",
+    ]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(30000)]
-    texts += SECRETS + ["AUTH_HEADER=abcdef123456", "GITHUB_TOKEN=ghx123456789", "auth_token: abcdef123456", "access_token=abcd1234efgh",
-                        "  authtoken = 'abcdefgh1234'", "Authorization: Bearer abcdefgh12345678", "AUTHORIZATION: token abcdefgh12345678",
-                        "x MY_TOKEN=abcdefgh123 y", "export API_AUTH=s3cr3tvalue"]
+    texts += SECRETS + [
+        "AUTH_HEADER=abcdef123456",
+        "GITHUB_TOKEN=ghx123456789",
+        "auth_token: abcdef123456",
+        "access_token=abcd1234efgh",
+        "  authtoken = 'abcdefgh1234'",
+        "Authorization: Bearer abcdefgh12345678",
+        "AUTHORIZATION: token abcdefgh12345678",
+        "x MY_TOKEN=abcdefgh123 y",
+        "export API_AUTH=s3cr3tvalue",
+    ]
     expected = [secrets._spans(t) for t in texts]
     assert sum(map(bool, expected)) > 300
     monkeypatch.setattr(secrets, "may_hold_secret", lambda text: True)

@@ -71,7 +71,9 @@ def mutate(vault: Path, rng: random.Random) -> Path:
 def start_kg(args: list[str], vault: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args, "--vault", str(vault)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
     )
 
 

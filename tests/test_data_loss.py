@@ -171,6 +171,7 @@ def test_a_read_only_note_is_refused_and_nothing_is_written(world: World, verb: 
 
 # ---------------------------------------------------------------- the journal
 
+
 def journal_add(vault: Path, *args: str) -> tuple[int, str, str]:
     vault.mkdir(exist_ok=True)
     return kg("journal", "add", *args, "--vault", str(vault))
@@ -280,6 +281,7 @@ def test_journal_add_in_a_read_only_vault_is_one_line() -> None:
 
 
 # ---------------------------------------------------------------- reserved names
+
 
 @pytest.mark.parametrize("relpath", ["KG-OUT/x.md", "Kg-Out/x.md", "kg-out./x.md", ".OBSIDIAN/x.md", ".Git/x.md", "notes/Node_Modules/x.md", "notes/__PYCACHE__/x.md"])
 def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath: str) -> None:

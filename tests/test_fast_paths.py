@@ -98,6 +98,7 @@ def _same_size_edit(note: Path) -> None:
 
 # the no-op probe --------------------------------------------------------------------------------
 
+
 def test_parse_takes_only_a_plain_update() -> None:
     assert quick_update.parse(["--vault", "/v", "--json", "-s", "vault", "--scope=proj"]) == {"vault": Path("/v"), "out": None, "scope": ["vault", "proj"], "json": True}
     assert quick_update.parse(["--out=/o"])["out"] == Path("/o")
@@ -340,7 +341,9 @@ def test_with_the_model_pass_on_a_no_op_and_an_edit_import_no_planner(tmp_path: 
     modules = _modules(done.stdout)
     assert "extract.llm_schema" in modules and not set(MODEL_PASS_MODULES) & set(modules), modules
     note = _link_edit(vault, 3, "Note 5")
-    edit = "import sys\nfrom pathlib import Path\nfrom vault_kg.update.engine import run\nfrom vault_kg.core.scopes import vault_scope\nrun(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+    edit = (
+        "import sys\nfrom pathlib import Path\nfrom vault_kg.update.engine import run\nfrom vault_kg.core.scopes import vault_scope\nrun(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+    )
     done = subprocess.run([sys.executable, "-c", edit + _MODULES, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
     modules = _modules(done.stdout)
     assert "extract.prose" in modules and not set(MODEL_PASS_MODULES) & set(modules), modules + [done.stderr]
@@ -349,6 +352,7 @@ def test_with_the_model_pass_on_a_no_op_and_an_edit_import_no_planner(tmp_path: 
 
 
 # communities off the hot path ------------------------------------------------------------------
+
 
 def _link_edit(vault: Path, i: int, target: str) -> Path:
     note = vault / f"Note {i}.md"
@@ -434,13 +438,16 @@ def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_pa
     subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
     note = _link_edit(vault, 11, "Note 13")
     payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0 and not done.stderr, done.stderr
     _clustered(vault)
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 
 # the edge table kept as bytes ------------------------------------------------------------------
+
 
 def test_a_stored_table_hashes_and_counts_like_its_decoded_self(tmp_path: Path) -> None:
     from vault_kg.storage.cache import ScopeCache

@@ -49,5 +49,15 @@ def test_every_pass_defines_every_hook_of_the_protocol() -> None:
 
 def test_the_route_is_a_flat_list_of_stages() -> None:
     assert [stage.__name__ for stage in engine.STAGES] == [
-        "scan", "finish_owed", "patch_prose_edit", "extract", "enrich", "resolve", "assemble", "post_assembly", "rank_nodes", "write_artifacts", "record",
+        "scan",
+        "finish_owed",
+        "patch_prose_edit",
+        "extract",
+        "enrich",
+        "resolve",
+        "assemble",
+        "post_assembly",
+        "rank_nodes",
+        "write_artifacts",
+        "record",
     ]

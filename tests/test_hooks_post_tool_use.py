@@ -102,7 +102,14 @@ def test_concurrent_hooks_queue_and_both_edits_land(world: World) -> None:
         note.write_text(f"---\nsummary: {name}\ntags: [topic/x, scope/global]\n---\n# {name}\n")
         notes.append(note)
     procs = [
-        subprocess.Popen([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**__import__("os").environ, **world.env})
+        subprocess.Popen(
+            [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**__import__("os").environ, **world.env},
+        )
         for _ in notes
     ]
     for proc, note in zip(procs, notes):

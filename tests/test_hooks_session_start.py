@@ -93,7 +93,7 @@ def test_the_cap_keeps_the_most_useful_first_and_says_what_was_cut(world: World,
     body = text.split("\n")[2:-1]  # between the preamble (which itself says "for more") and the fence
     assert body[0] == "## Conventions this project follows"
     assert "## Central code in payments" in body, "the next section starts and is cut, not dropped"
-    cut = body[body.index("## Central code in payments") + 1:]
+    cut = body[body.index("## Central code in payments") + 1 :]
     assert cut and cut[-1].startswith("- … ") and cut[-1].endswith(" more"), body
     assert not any(line.startswith("## Central notes") or line.startswith("## Journal") for line in body)
 

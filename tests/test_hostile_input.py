@@ -32,10 +32,59 @@ from vault_kg.core.scopes import Scope, vault_scope
 BOUND_S = 30.0  # a hang guard far above the expected time; bench/robustness.py prints the slowest input
 CODE_SUFFIXES = (".py", ".ts", ".go", ".rs", ".js")
 FRAGMENTS = [
-    b"---\n", b"---", b"\n", b"\r\n", b"\r", b"[[", b"]]", b"[", b"]", b"](", b"x.md)", b"`", b"```", b"~~~", b"#", b"## ",
-    b"#tag/a/b ", b"\x00", b"\xff\xfe", b"\xef\xbb\xbf", b"\xc3", b"&a ", b"*a ", b"- ", b"  - ", b"> ", b"<!--", b"-->", b"|", b"^", b"!",
-    b"tags: [", b"summary: ", b"aliases: {", b": ", b"'", b'"', b"\\", b"\t", b"def f(", b"class C:", b"import ", b"from . import x",
-    b"    ", b"(", b")", b"{", b"}", b"fn main() {", b"func (s *S) M() {", b"export default ", b"\xf0\x9f\x98\x80", "\u202e".encode(),
+    b"---\n",
+    b"---",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"[[",
+    b"]]",
+    b"[",
+    b"]",
+    b"](",
+    b"x.md)",
+    b"`",
+    b"```",
+    b"~~~",
+    b"#",
+    b"## ",
+    b"#tag/a/b ",
+    b"\x00",
+    b"\xff\xfe",
+    b"\xef\xbb\xbf",
+    b"\xc3",
+    b"&a ",
+    b"*a ",
+    b"- ",
+    b"  - ",
+    b"> ",
+    b"<!--",
+    b"-->",
+    b"|",
+    b"^",
+    b"!",
+    b"tags: [",
+    b"summary: ",
+    b"aliases: {",
+    b": ",
+    b"'",
+    b'"',
+    b"\\",
+    b"\t",
+    b"def f(",
+    b"class C:",
+    b"import ",
+    b"from . import x",
+    b"    ",
+    b"(",
+    b")",
+    b"{",
+    b"}",
+    b"fn main() {",
+    b"func (s *S) M() {",
+    b"export default ",
+    b"\xf0\x9f\x98\x80",
+    "\u202e".encode(),
 ]
 
 
@@ -98,9 +147,7 @@ def test_generated_bytes_never_crash_or_hang(data: bytes, suffix: str) -> None:
 
 def pathological_cases() -> dict[str, tuple[str, bytes]]:
     """Name -> (relpath, bytes): inputs known to break naive parsers."""
-    laughs = "---\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
-    ) + "---\nbody\n"
+    laughs = "---\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)) + "---\nbody\n"
     return {
         "billion-laughs": ("bomb.md", laughs.encode()),
         "yaml-deep-flow": ("deep.md", ("---\na: " + "[" * 20000 + "]" * 20000 + "\n---\nx\n").encode()),

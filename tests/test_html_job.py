@@ -124,8 +124,7 @@ def test_kg_html_waits_for_a_render_in_progress(tmp_path: Path, monkeypatch: pyt
     running = FileLock(str(out / ".html.lock"))
     running.acquire()  # stands for a render in progress
     try:
-        page = subprocess.Popen([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "html", "--vault", str(vault)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        page = subprocess.Popen([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "html", "--vault", str(vault)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         time.sleep(3)
         assert page.poll() is None, "kg html wrote graph.html while a render held the page's lock"
         assert not (out / "graph.html").exists()

@@ -48,23 +48,26 @@ def _built(tmp_path: Path) -> Path:
     return vault
 
 
-@pytest.mark.parametrize("edit", [
-    lambda t: t + "\nsee also [[Note 9]]\n",  # a new link to a note
-    lambda t: t + "\nand [[n12]], by alias\n",  # a new link by alias
-    lambda t: t.replace("[[Note 13]]", "[[Note 14]]", 1),  # a link that now points at another note
-    lambda t: t.replace("[[Note 13]] ", "", 1) + "\n[[Note 13]]\n",  # a link moved to another line
-    lambda t: t.replace("---\n[[", "---\n[[Linker]] [[", 1),  # a second link on the first line
-    lambda t: t + "\nsee [[Nowhere yet]]\n",  # a dangling target no note named: a new node
-    lambda t: t + "\nsee [[Missing 1]]\n",  # a dangling target other notes name: one more referrer
-    lambda t: t.replace("[[Missing 2]]", "[[Note 2]]", 1),  # a link to a dangling target retargeted: one referrer fewer
-    lambda t: t + "\nsee [[Headed#Alpha]]\n",  # a section no link reached before: a new node under its note
-    lambda t: t + "\nand [[Headed#Beta]]\n",  # a section another note already names
-    lambda t: t + "\nnow #topic/t1 too\n",  # a tag other notes use
-    lambda t: t + "\nnow #brand/new/tag\n",  # a tag no note used, under parents no note used
-    lambda t: t + "\nnow #topic/t0/deeper\n",  # a tag under a tag other notes use
-    lambda t: t.replace("tags: [topic/t0]", "tags: [convention/style]", 1),  # the only frontmatter tag replaced: brief.json lists it
-    lambda t: t.replace(" #inline/t0", "", 1),  # a tag the note stops using
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t + "\nsee also [[Note 9]]\n",  # a new link to a note
+        lambda t: t + "\nand [[n12]], by alias\n",  # a new link by alias
+        lambda t: t.replace("[[Note 13]]", "[[Note 14]]", 1),  # a link that now points at another note
+        lambda t: t.replace("[[Note 13]] ", "", 1) + "\n[[Note 13]]\n",  # a link moved to another line
+        lambda t: t.replace("---\n[[", "---\n[[Linker]] [[", 1),  # a second link on the first line
+        lambda t: t + "\nsee [[Nowhere yet]]\n",  # a dangling target no note named: a new node
+        lambda t: t + "\nsee [[Missing 1]]\n",  # a dangling target other notes name: one more referrer
+        lambda t: t.replace("[[Missing 2]]", "[[Note 2]]", 1),  # a link to a dangling target retargeted: one referrer fewer
+        lambda t: t + "\nsee [[Headed#Alpha]]\n",  # a section no link reached before: a new node under its note
+        lambda t: t + "\nand [[Headed#Beta]]\n",  # a section another note already names
+        lambda t: t + "\nnow #topic/t1 too\n",  # a tag other notes use
+        lambda t: t + "\nnow #brand/new/tag\n",  # a tag no note used, under parents no note used
+        lambda t: t + "\nnow #topic/t0/deeper\n",  # a tag under a tag other notes use
+        lambda t: t.replace("tags: [topic/t0]", "tags: [convention/style]", 1),  # the only frontmatter tag replaced: brief.json lists it
+        lambda t: t.replace(" #inline/t0", "", 1),  # a tag the note stops using
+    ],
+)
 def test_a_link_edit_is_patched_without_loading_other_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit) -> None:  # type: ignore[no-untyped-def]
     vault = _built(tmp_path)
     note = vault / "Note 6.md"
@@ -124,10 +127,13 @@ def _append_then_update(vault: Path, note: Path, text: str) -> None:
     run(vault_scope(vault), paths=[note])
 
 
-@pytest.mark.parametrize("edit", [
-    "\n## A new heading\n",  # a heading others may link to
-    "\nnow [[Headed#Alpha]]\n## A new heading\n",  # a new link, and a heading
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "\n## A new heading\n",  # a heading others may link to
+        "\nnow [[Headed#Alpha]]\n## A new heading\n",  # a new link, and a heading
+    ],
+)
 def test_an_edit_that_changes_nodes_takes_the_whole_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
     vault = _built(tmp_path)
     note = vault / "Note 6.md"
@@ -138,11 +144,14 @@ def test_an_edit_that_changes_nodes_takes_the_whole_route(tmp_path: Path, monkey
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 
-@pytest.mark.parametrize("edit", [
-    ("aliases: [n7]", "aliases: [n7, Missing 1]"),  # an alias other notes' dangling links name: they now find this note
-    ("aliases: [n7]", "aliases: [seven]"),  # an alias dropped (Note 4 links by it) and one no link names
-    ("aliases: [n7]", "aliases: [n7, N7]"),  # the same alias twice: links by it are now ambiguous
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("aliases: [n7]", "aliases: [n7, Missing 1]"),  # an alias other notes' dangling links name: they now find this note
+        ("aliases: [n7]", "aliases: [seven]"),  # an alias dropped (Note 4 links by it) and one no link names
+        ("aliases: [n7]", "aliases: [n7, N7]"),  # the same alias twice: links by it are now ambiguous
+    ],
+)
 def test_an_alias_edit_is_patched(tmp_path: Path, edit: tuple[str, str]) -> None:
     vault = _built(tmp_path)
     (vault / "Note 4.md").write_text((vault / "Note 4.md").read_text() + "\nby alias [[n7]] and [[n7#Part 1]]\n")

@@ -43,6 +43,7 @@ def _built(tmp_path: Path) -> Path:
 
 def _whole_route_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the run if it loads every extraction (what the whole route does first)."""
+
     def refuse(self: ScopeCache) -> None:
         raise AssertionError("the whole route ran: every extraction was loaded")
 
@@ -97,10 +98,13 @@ def test_the_patched_note_is_found_by_its_new_words(tmp_path: Path, monkeypatch:
     assert end_line() == before + 2
 
 
-@pytest.mark.parametrize("edit", [
-    "\n## A new heading\n",  # a heading others may link to (links, tags and aliases: tests/test_link_patch.py)
-    "\nsee also [[Note 9]]\n## A new heading\n",  # a new link and a heading
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "\n## A new heading\n",  # a heading others may link to (links, tags and aliases: tests/test_link_patch.py)
+        "\nsee also [[Note 9]]\n## A new heading\n",  # a new link and a heading
+    ],
+)
 def test_an_edit_beyond_prose_takes_the_whole_route(tmp_path: Path, edit: str) -> None:
     vault = _built(tmp_path)
     note = vault / "Note 6.md"

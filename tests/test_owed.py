@@ -72,12 +72,15 @@ def _hook(vault: Path, note: Path) -> object:
     return result
 
 
-@pytest.mark.parametrize("line", [
-    "see also [[Note 9]]",  # a new link
-    "see [[Nowhere yet]]",  # a dangling target no note named: a new node
-    "see [[Headed#Alpha]]",  # a section no link reached: a new node and a derived edge under Headed
-    "now #brand/new/tag",  # a tag no note used, with its parent
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "see also [[Note 9]]",  # a new link
+        "see [[Nowhere yet]]",  # a dangling target no note named: a new node
+        "see [[Headed#Alpha]]",  # a section no link reached: a new node and a derived edge under Headed
+        "now #brand/new/tag",  # a tag no note used, with its parent
+    ],
+)
 def test_a_hooks_link_edit_stores_the_edit_and_leaves_ranks_and_artifacts_to_the_job(tmp_path: Path, line: str) -> None:
     vault = _built(tmp_path)
     before = artifacts(vault)
@@ -199,7 +202,9 @@ def test_the_hooks_background_job_finishes_the_work_and_says_what_it_cost(tmp_pa
     note = vault / "Note 11.md"
     note.write_text(note.read_text() + "\nsee [[Note 13]]\n")
     payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0 and not done.stderr, done.stderr
     log = vault / "kg-out" / "communities.log"
     deadline = time.monotonic() + 120

@@ -82,8 +82,14 @@ def test_a_hook_with_nothing_to_do_imports_nothing_heavy(tree: dict[str, Path], 
     import sys
 
     payload = {"cwd": str(tree["base"]), "tool_name": "Edit", "tool_input": {"file_path": str(tree["base"] / "elsewhere.py"), "old_string": "a", "new_string": "b"}}
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "from vault_kg.cli.entry import main; main()", "hook", event],
-                          input=json.dumps(payload), capture_output=True, text=True, env={**os.environ}, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "from vault_kg.cli.entry import main; main()", "hook", event],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stdout == ""
     loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "vault_kg.core.place" in loaded or event == "pre-tool-use"

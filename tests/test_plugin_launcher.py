@@ -156,6 +156,7 @@ def test_a_kg_bin_that_is_not_a_program_gives_one_line(world: World, plugin: Pat
 
 def server_argv(plugin: Path) -> tuple[str, list[str], dict[str, str]]:
     """plugin.json's server entry as Claude Code expands it (no option set: empty strings)."""
+
     def expand(text: str, options: dict[str, str]) -> str:
         text = text.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
         return re.sub(r"\$\{user_config\.(\w+)\}", lambda m: options.get(m.group(1), ""), text)

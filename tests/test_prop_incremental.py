@@ -36,8 +36,18 @@ from hypothesis import strategies as st
 
 from conftest import explore_budget
 from robust_corpus import (
-    ANCHOR_OPS, LINK_OPS, OPS, POLYGLOT_OPS, SIDE_OF, World, anchored_locators, apply_op, canonical, first_difference,
-    fresh_build, seed_world,
+    ANCHOR_OPS,
+    LINK_OPS,
+    OPS,
+    POLYGLOT_OPS,
+    SIDE_OF,
+    World,
+    anchored_locators,
+    apply_op,
+    canonical,
+    first_difference,
+    fresh_build,
+    seed_world,
 )
 from wikilink_oracle import differences, expected_edges, graph_edges
 from vault_kg.jobs import clustering as cluster_job
@@ -181,7 +191,20 @@ def fake_model():
 
 
 def test_model_answers_survive_renames_and_alias_changes(fake_model: str) -> None:
-    check_sequence(5, [("answer", "vault", 0, 0), ("rename", "vault", 1, 11), ("answer", "vault", 0, 0), ("alias_resolves", "vault", 0, 3), ("edit_frontmatter", "vault", 1, 4), ("answer", "vault", 0, 0), ("delete", "vault", 2, 9), ("restore", "vault", 0, 1)], model_url=fake_model)
+    check_sequence(
+        5,
+        [
+            ("answer", "vault", 0, 0),
+            ("rename", "vault", 1, 11),
+            ("answer", "vault", 0, 0),
+            ("alias_resolves", "vault", 0, 3),
+            ("edit_frontmatter", "vault", 1, 4),
+            ("answer", "vault", 0, 0),
+            ("delete", "vault", 2, 9),
+            ("restore", "vault", 0, 1),
+        ],
+        model_url=fake_model,
+    )
 
 
 # ------------------------------------------------------------------ shrunk counterexamples, replayed
@@ -261,10 +284,7 @@ def soak(seconds: float, max_steps: int = 12) -> dict[str, object]:
     divergences: list[str] = []
     while time.monotonic() < deadline:
         seed = master.randrange(2**20)
-        sequence = [
-            (master.choice(OPS), master.choice(["vault", "code"]), master.randrange(len(MODES)), master.randrange(2**20))
-            for _ in range(master.randint(1, max_steps))
-        ]
+        sequence = [(master.choice(OPS), master.choice(["vault", "code"]), master.randrange(len(MODES)), master.randrange(2**20)) for _ in range(master.randint(1, max_steps))]
         try:
             steps += check_sequence(seed, sequence, after_step=links_match_oracle)
         except AssertionError as exc:
@@ -329,8 +349,9 @@ extra_step = st.one_of(
 )
 
 
-@settings(max_examples=explore_budget(12), deadline=None, suppress_health_check=list(HealthCheck),
-          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])  # "explain" replays each failure ~100 times
+@settings(
+    max_examples=explore_budget(12), deadline=None, suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
+)  # "explain" replays each failure ~100 times
 @given(seed=st.integers(0, 2**20), steps=st.lists(extra_step, min_size=2, max_size=10))
 def test_other_languages_anchors_links_and_html_equal_from_scratch(seed: int, steps: list[Step]) -> None:
     """TS/JS/Go/Rust files, anchors with real hashes that go stale, link-rich notes, and graph.html
@@ -352,8 +373,12 @@ def test_a_matching_anchor_goes_stale_when_its_code_changes() -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KG_HTML", "inline")
         steps: list[Step] = [
-            ("poly_write", "code", 1, 3), ("poly_write", "code", 0, 4), ("anchor_real", "vault", 1, 5),
-            ("anchor_real", "vault", 0, 6), ("edit_anchored", "code", 1, 7), ("rich_create", "vault", 2, 8),
+            ("poly_write", "code", 1, 3),
+            ("poly_write", "code", 0, 4),
+            ("anchor_real", "vault", 1, 5),
+            ("anchor_real", "vault", 0, 6),
+            ("edit_anchored", "code", 1, 7),
+            ("rich_create", "vault", 2, 8),
         ]
         check_sequence(11, steps, after_step=record)
     assert any(s.startswith("edit_anchored:") for s in stale_seen), f"no anchored note went stale: {stale_seen}"

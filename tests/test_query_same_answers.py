@@ -53,7 +53,7 @@ def make_vault(root: Path) -> Path:
     for i, path in enumerate(paths[::SUPERSEDED_EVERY]):
         successor = paths[(i * 11 + 5) % len(paths)].stem
         text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace("---\n", f"---\nsuperseded_by: \"[[{successor}]]\"\n", 1), encoding="utf-8")
+        path.write_text(text.replace("---\n", f'---\nsuperseded_by: "[[{successor}]]"\n', 1), encoding="utf-8")
     return vault
 
 
@@ -70,8 +70,16 @@ def library_answer(vault: Path, case: dict[str, Any], view: Any = None) -> dict[
     from vault_kg.core.scopes import resolve_scopes
 
     filters = make_filters(case.get("tags"), case.get("folder"), case.get("kinds"))
-    return q.query(resolve_scopes(["vault"], vault), case["question"], case.get("budget", 1500), case.get("include_stale", False),
-                   case.get("depth", 2), as_of=case.get("as_of"), views=None if view is None else [view], filters=filters)
+    return q.query(
+        resolve_scopes(["vault"], vault),
+        case["question"],
+        case.get("budget", 1500),
+        case.get("include_stale", False),
+        case.get("depth", 2),
+        as_of=case.get("as_of"),
+        views=None if view is None else [view],
+        filters=filters,
+    )
 
 
 def mcp_arguments(case: dict[str, Any]) -> dict[str, Any]:

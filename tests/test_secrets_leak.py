@@ -32,8 +32,10 @@ SECRETS: dict[str, tuple[str, str]] = {
     "aws-access-key": ("AKIA" + "Q7ZW3" + _K + "KEY9", "AKIA" + "Q7ZW3" + _K + "KEY9"),
     "aws-secret-key": ("aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY"),
     "gcp-service-account": (
-        '{"type": "service_account", "private_key_id": "a1b2", "private_key": "-----BEGIN ' + 'PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC'
-        + 'BKcwggSjAgEAAoIBAQC7\\n-----END ' + 'PRIVATE KEY-----\\n", "client_email": "svc@proj.iam.gserviceaccount.com"}',
+        '{"type": "service_account", "private_key_id": "a1b2", "private_key": "-----BEGIN '
+        + "PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
+        + "BKcwggSjAgEAAoIBAQC7\\n-----END "
+        + 'PRIVATE KEY-----\\n", "client_email": "svc@proj.iam.gserviceaccount.com"}',
         "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
     ),
     "gcp-api-key": ("AIza" + "SyD3x9" + "Q" * 29, "SyD3x9" + "Q" * 29),
@@ -96,9 +98,28 @@ def code_with(secret: str) -> str:
 
 
 TRANSCRIPT_LINES = [
-    {"type": "user", "message": {"role": "user", "content": "Deploy with " + SECRETS["aws-access-key"][0] + " and " + SECRETS["stripe-key"][0]}, "timestamp": "2025-03-11T09:02:00.000Z", "cwd": "/tmp"},
-    {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Using " + SECRETS["github-token"][0] + " and " + SECRETS["url-password"][0]}, {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/tmp/.env", "content": SECRETS["env-line"][0] + "\n" + SECRETS["private-key"][0]}}]}, "timestamp": "2025-03-11T09:03:00.000Z"},
-    {"type": "user", "message": {"role": "user", "content": "Also " + SECRETS["jwt"][0] + " " + SECRETS["slack-token"][0] + " " + SECRETS["gcp-service-account"][0]}, "timestamp": "2025-03-11T09:04:00.000Z"},
+    {
+        "type": "user",
+        "message": {"role": "user", "content": "Deploy with " + SECRETS["aws-access-key"][0] + " and " + SECRETS["stripe-key"][0]},
+        "timestamp": "2025-03-11T09:02:00.000Z",
+        "cwd": "/tmp",
+    },
+    {
+        "type": "assistant",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Using " + SECRETS["github-token"][0] + " and " + SECRETS["url-password"][0]},
+                {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/tmp/.env", "content": SECRETS["env-line"][0] + "\n" + SECRETS["private-key"][0]}},
+            ],
+        },
+        "timestamp": "2025-03-11T09:03:00.000Z",
+    },
+    {
+        "type": "user",
+        "message": {"role": "user", "content": "Also " + SECRETS["jwt"][0] + " " + SECRETS["slack-token"][0] + " " + SECRETS["gcp-service-account"][0]},
+        "timestamp": "2025-03-11T09:04:00.000Z",
+    },
 ]
 
 

@@ -179,7 +179,10 @@ class Lines:
 def test_kg_watch_follows_a_create_an_edit_a_rename_and_a_delete(vault: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "watch", "--vault", str(vault), "--json", "--debounce", "0.2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
     )
     try:
         out = Lines(proc)
@@ -215,7 +218,9 @@ def test_kg_watch_stops_cleanly_on_ctrl_c_and_sigterm(vault: Path) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         proc = subprocess.Popen(
             [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "watch", "--vault", str(vault)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert proc.stdout is not None
         first = proc.stdout.readline()  # the catch-up: the watcher is running

@@ -57,8 +57,16 @@ def update(scope: str | list[str] | None = None, vault: PathLike | None = None, 
 
 
 def update_runs(
-    scopes: list[Scope], paths: list[PathLike] | None = None, force: bool = False, *, progress: Any = None, explicit: bool = False,
-    long_lived: bool = False, hook: bool = False, cfg: Any = None, wake_model: bool = True,
+    scopes: list[Scope],
+    paths: list[PathLike] | None = None,
+    force: bool = False,
+    *,
+    progress: Any = None,
+    explicit: bool = False,
+    long_lived: bool = False,
+    hook: bool = False,
+    cfg: Any = None,
+    wake_model: bool = True,
 ) -> list[Any]:
     """`update` for the faces, with their options: each scope updated and its jobs woken, the
     engine's `RunResult` of each (`progress`: a bar; `explicit`: `kg build`; `long_lived`: the MCP
@@ -67,14 +75,22 @@ def update_runs(
     from vault_kg.jobs.scope_update import update_scope
 
     named = [Path(p) for p in paths] if paths else None
-    return [update_scope(s, named, force, long_lived=long_lived, cfg=cfg, defer_communities=hook, progress=progress, explicit=explicit, wake_model=wake_model)
-            for s in scopes]
+    return [update_scope(s, named, force, long_lived=long_lived, cfg=cfg, defer_communities=hook, progress=progress, explicit=explicit, wake_model=wake_model) for s in scopes]
 
 
 def query(
-    question: str, scope: str | list[str] | None = None, vault: PathLike | None = None, budget: int = 1500, depth: int = 2,
-    include_stale: bool = False, *, as_of: str | None = None, filters: Any = None, scopes: list[Scope] | None = None,
-    views: list[Any] | None = None, record_as: str | None = None,
+    question: str,
+    scope: str | list[str] | None = None,
+    vault: PathLike | None = None,
+    budget: int = 1500,
+    depth: int = 2,
+    include_stale: bool = False,
+    *,
+    as_of: str | None = None,
+    filters: Any = None,
+    scopes: list[Scope] | None = None,
+    views: list[Any] | None = None,
+    record_as: str | None = None,
 ) -> dict[str, Any]:
     """The compact, citable answer to `question` (`scopes`/`views`: already resolved or opened).
     `record_as` (the faces: "query", "mcp-query") notes the vault notes among the hits in this
@@ -89,8 +105,14 @@ def query(
 
 
 def explain(
-    name: str, scope: str | None = None, vault: PathLike | None = None, include_stale: bool = False, *,
-    as_of: str | None = None, view: Any = None, record_as: str | None = None,
+    name: str,
+    scope: str | None = None,
+    vault: PathLike | None = None,
+    include_stale: bool = False,
+    *,
+    as_of: str | None = None,
+    view: Any = None,
+    record_as: str | None = None,
 ) -> dict[str, Any]:
     """A node, its attributes, its source lines and its neighbours (`record_as`: as for `query`)."""
     from vault_kg.query import verbs as q
@@ -109,8 +131,15 @@ def _record_hits(scopes: list[Scope], answer: dict[str, Any], via: str, asked: s
 
 
 def neighbors(
-    name: str, scope: str | None = None, vault: PathLike | None = None, relation: str | None = None, direction: str = "both",
-    limit: int = 50, include_stale: bool = False, *, view: Any = None,
+    name: str,
+    scope: str | None = None,
+    vault: PathLike | None = None,
+    relation: str | None = None,
+    direction: str = "both",
+    limit: int = 50,
+    include_stale: bool = False,
+    *,
+    view: Any = None,
 ) -> dict[str, Any]:
     from vault_kg.query import verbs as q
 
@@ -130,7 +159,13 @@ def god_nodes(scope: str | None = None, vault: PathLike | None = None, n: int = 
 
 
 def affected(
-    symbol: str, scope: str | None = None, vault: PathLike | None = None, depth: int = 3, include_stale: bool = False, *, view: Any = None,
+    symbol: str,
+    scope: str | None = None,
+    vault: PathLike | None = None,
+    depth: int = 3,
+    include_stale: bool = False,
+    *,
+    view: Any = None,
 ) -> dict[str, Any]:
     """What depends on `symbol`; on a code scope, the notes of `vault` (else the configured one) anchored to it or its dependants."""
     from vault_kg.query import verbs as q
@@ -175,8 +210,15 @@ def recall_with_text(question: str, vault: PathLike | None = None, limit: int = 
 
 
 def remember(
-    path: str, summary: str, tags: list[str], body: str = "", vault: PathLike | None = None, anchor: str | None = None,
-    project: str | None = None, *, long_lived: bool = False,
+    path: str,
+    summary: str,
+    tags: list[str],
+    body: str = "",
+    vault: PathLike | None = None,
+    anchor: str | None = None,
+    project: str | None = None,
+    *,
+    long_lived: bool = False,
 ) -> dict[str, Any]:
     """A new vault note in the frontmatter contract, added to the graph (`long_lived`: the MCP server starts the model worker at once)."""
     from vault_kg.notes.remember import remember_note
@@ -322,9 +364,18 @@ def renderers() -> dict[str, Callable[[Any], str]]:
 
     return {
         "update": lambda runs: "\n".join(format_run(_Run(r), "updated") for r in runs),
-        "query": q.format_query, "explain": q.format_explain, "neighbors": q.format_neighbors, "path": q.format_path,
-        "god_nodes": q.format_god_nodes, "affected": q.format_affected, "check": format_check, "anchor": format_anchor,
-        "remember": format_remember, "brief": format_brief, "lint": format_lint, "stats": q.format_stats,
+        "query": q.format_query,
+        "explain": q.format_explain,
+        "neighbors": q.format_neighbors,
+        "path": q.format_path,
+        "god_nodes": q.format_god_nodes,
+        "affected": q.format_affected,
+        "check": format_check,
+        "anchor": format_anchor,
+        "remember": format_remember,
+        "brief": format_brief,
+        "lint": format_lint,
+        "stats": q.format_stats,
     }
 
 

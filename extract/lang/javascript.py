@@ -36,10 +36,16 @@ _JSX = """
 (jsx_self_closing_element name: (_) @callee) @call
 """
 _JSX_ELEMENTS = frozenset({"jsx_opening_element", "jsx_self_closing_element"})
-_JS_QUERY = _JS_COMMON + _JSX + """
+_JS_QUERY = (
+    _JS_COMMON
+    + _JSX
+    + """
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)]) @def.function
 """
-_TS_QUERY = _JS_COMMON + """
+)
+_TS_QUERY = (
+    _JS_COMMON
+    + """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
@@ -48,6 +54,7 @@ _TS_QUERY = _JS_COMMON + """
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
 """
+)
 _JS_MEMBERS = {"member_expression": ("object", "property")}
 
 

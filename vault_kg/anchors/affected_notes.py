@@ -29,9 +29,9 @@ def dotted_symbol(view: Any, name: str) -> str | None:
         return None
     last = dotted.rsplit(".", 1)[-1].lower()
     found = sorted(
-        nid for nid in view.reader.by_label(last)
-        if qualname(nid) == dotted and (not path or nid.split(m.LOCATOR_SEP, 1)[0] == path.strip().lstrip("./"))
-        and view.nodes.get(nid, {}).get("kind") in CODE_KINDS
+        nid
+        for nid in view.reader.by_label(last)
+        if qualname(nid) == dotted and (not path or nid.split(m.LOCATOR_SEP, 1)[0] == path.strip().lstrip("./")) and view.nodes.get(nid, {}).get("kind") in CODE_KINDS
     )
     if len(found) > 1:
         raise KgError(f"'{name}' is ambiguous in scope '{view.scope.name}': {', '.join(found[:8])}; pass PATH::{dotted} or the locator")
@@ -53,8 +53,20 @@ def vault_notes(project: str, locators: list[str], vault: Path | None) -> list[d
         for nid, node, _ in iter_anchored(con):
             hits = [wanted[k] for k in node.get("anchored") or () if k in wanted]
             if hits:
-                found.append({"id": nid, "label": node.get("label"), "kind": m.NOTE, "relation": m.ANCHORED_TO, "via": hits[0], "hop": 0,
-                              "source": node.get("source"), "line": node.get("line"), "status": node.get("status", m.LIVE), "scope": "vault"})
+                found.append(
+                    {
+                        "id": nid,
+                        "label": node.get("label"),
+                        "kind": m.NOTE,
+                        "relation": m.ANCHORED_TO,
+                        "via": hits[0],
+                        "hop": 0,
+                        "source": node.get("source"),
+                        "line": node.get("line"),
+                        "status": node.get("status", m.LIVE),
+                        "scope": "vault",
+                    }
+                )
     finally:
         con.close()
     return found

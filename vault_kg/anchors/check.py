@@ -101,7 +101,8 @@ def dirty_notes_for_paths(vault: Scope, project_name: str, relpaths: list[str], 
     cache = SymbolCache(cache_path(vault))
     records, _ = load_records(vault, cache)
     touching = {
-        rel for rel, rec in records.items()
+        rel
+        for rel, rec in records.items()
         if isinstance(rec.get("anchors"), list)
         and any(isinstance(a, dict) and a.get("project") == project_name and os.path.join(str(root), split_locator(str(a.get("locator", "")))[0]) in wanted for a in rec["anchors"])
     }

@@ -33,6 +33,7 @@ REPAIR_ACTIONS = ("anchor", "accept", "reanchor")
 
 # ------------------------------------------------------------------ note records
 
+
 def record_from_frontmatter(relpath: str, fm: dict[str, Any], title: str | None = None, aliases: list[str] | None = None) -> dict[str, Any]:
     """What staleness needs from a note's frontmatter (JSON-safe, cacheable)."""
     record: dict[str, Any] = {"title": title or posixpath.splitext(posixpath.basename(relpath))[0]}
@@ -141,6 +142,7 @@ class NoteIndex:
 
 # ------------------------------------------------------------------ anchors
 
+
 @dataclass(frozen=True)
 class Anchor:
     index: int
@@ -172,7 +174,7 @@ def parse_anchors(relpath: str, raw: Any, projects: dict[str, Path], written: di
             continue
         if "note" in item:
             if not str(item.get("note") or "").strip():
-                issues.append(f"{where}: `note:` is empty; name the note it rests on, e.g. `note: \"[[Other Note]]\"`")
+                issues.append(f'{where}: `note:` is empty; name the note it rests on, e.g. `note: "[[Other Note]]"`')
                 continue
             anchors.append(Anchor(i, "note", note=str(item["note"]).strip()))
             continue
@@ -218,6 +220,7 @@ def anchor_reason(anchor: Anchor, found: Lookup | None) -> str | None:
 
 
 # ------------------------------------------------------------------ evaluation
+
 
 @dataclass
 class Dirty:

@@ -16,8 +16,7 @@ from vault_kg.core.scopes import Scope, resolve_scopes
 
 app = typer.Typer(
     name="kg",
-    help="A knowledge graph over your markdown vault and code repositories, for coding agents.\n\n"
-    "Example: kg build --vault ~/vault && kg query \"payments retries\"",
+    help='A knowledge graph over your markdown vault and code repositories, for coding agents.\n\nExample: kg build --vault ~/vault && kg query "payments retries"',
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -30,7 +29,6 @@ project_app = typer.Typer(
 app.add_typer(project_app, name="project")
 
 from vault_kg.cli.commands.options import AsOfOpt, JsonOpt, OutOpt, ScopeOpt, StaleOpt, VaultOpt, emit
-
 
 
 def _print_version(value: bool) -> None:
@@ -192,8 +190,7 @@ def query(
     from vault_kg.core.memory_kinds import make_filters
 
     filters = make_filters(tag, folder, kind, since, until)
-    answer = api.query(question, budget=budget, depth=depth, include_stale=include_stale, as_of=as_of, filters=filters,
-                       scopes=scopes_from(scope, vault), record_as="query")
+    answer = api.query(question, budget=budget, depth=depth, include_stale=include_stale, as_of=as_of, filters=filters, scopes=scopes_from(scope, vault), record_as="query")
     emit(answer, as_json, api.renderer("query"))
 
 
@@ -417,10 +414,7 @@ def _keep_example_lines(command: Any) -> None:
     """Mark each help paragraph that holds an example with click's `\\b`, so it is not rewrapped."""
     if command.help:
         paragraphs = command.help.split("\n\n")
-        command.help = "\n\n".join(
-            "\b\n" + para if any(line.strip().startswith("Example") for line in para.splitlines()) and not para.startswith("\b") else para
-            for para in paragraphs
-        )
+        command.help = "\n\n".join("\b\n" + para if any(line.strip().startswith("Example") for line in para.splitlines()) and not para.startswith("\b") else para for para in paragraphs)
     for sub in getattr(command, "commands", {}).values():
         _keep_example_lines(sub)
 

@@ -224,9 +224,7 @@ def resolve_vault(explicit: Path | None = None, cfg: Config | None = None, start
     directory), then the config file. Raises a one-line KgError when there is none."""
     candidate, how = _vault_candidate(explicit, cfg or load_config(), start)
     if candidate is None:
-        raise KgError(
-            "no vault configured: pass --vault PATH, set KG_VAULT, or run `kg init --vault PATH`"
-        )
+        raise KgError("no vault configured: pass --vault PATH, set KG_VAULT, or run `kg init --vault PATH`")
     if not candidate.is_dir():
         raise KgError(f"{candidate}: vault folder does not exist (from {how}); check the path")
     return candidate.resolve()

@@ -57,9 +57,7 @@ def detect_project(cfg: Config, start: Path | None = None) -> str | None:
     return found[0] if found else None
 
 
-def resolve_scopes(
-    names: list[str] | None, vault: Path | None = None, out: Path | None = None, cfg: Config | None = None
-) -> list[Scope]:
+def resolve_scopes(names: list[str] | None, vault: Path | None = None, out: Path | None = None, cfg: Config | None = None) -> list[Scope]:
     """Scopes named on the command line; by default the enclosing project, else the vault."""
     cfg = cfg or load_config()
     if not names:

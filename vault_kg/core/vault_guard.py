@@ -56,7 +56,6 @@ def safe_relpath(vault: Path, relpath: str) -> Path:
     return target
 
 
-
 def check_writable(target: Path, relpath: str) -> None:
     """Refuse a note its owner made read-only (or that this user may not write): kg never forces a write."""
     try:

@@ -35,8 +35,12 @@ def spawn(args: list[str], log: Path | None = None, stdin: bytes | None = None, 
     try:
         proc = subprocess.Popen(
             [sys.executable, *args],
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, stdout=sink, stderr=sink,
-            start_new_session=True, close_fds=True, cwd=str(cwd) if cwd is not None else None,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(cwd) if cwd is not None else None,
         )
     finally:
         if log is not None:

@@ -134,6 +134,7 @@ def wake(root: Path, out: Path, force: bool = False, after_exit: bool = False) -
         return "running"
     now = time.time()
     if force:
+
         def clear(state: dict[str, Any]) -> None:
             state["paused"] = False
             state.pop("down", None)
@@ -280,8 +281,12 @@ class Worker:
         self.root, self.out, self.cfg, self.log = Path(root), Path(out), cfg, log
         self.started = time.time()
         self.extractor = OllamaExtractor(
-            cfg.ollama_host, cfg.ollama_model, timeout=cfg.ollama_timeout, cache_dir=cache_dir_for(self.out),
-            num_ctx=cfg.ollama_num_ctx, note_budget_s=cfg.ollama_note_budget_s,
+            cfg.ollama_host,
+            cfg.ollama_model,
+            timeout=cfg.ollama_timeout,
+            cache_dir=cache_dir_for(self.out),
+            num_ctx=cfg.ollama_num_ctx,
+            note_budget_s=cfg.ollama_note_budget_s,
         )
         self.merging = False
         self.stopping = False
@@ -366,7 +371,7 @@ class Worker:
             state["last_note"] = rel
             (state.get("failures") or {}).pop(rel, None)
             if calls:
-                state["recent"] = (state.get("recent") or [])[-(RATE_WINDOW - 1):] + [now]
+                state["recent"] = (state.get("recent") or [])[-(RATE_WINDOW - 1) :] + [now]
 
         update_state(self.out, change)
 

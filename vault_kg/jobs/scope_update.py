@@ -16,8 +16,15 @@ from vault_kg.core.scopes import Scope
 
 
 def update_scope(
-    scope: Scope, paths: list[Path] | None = None, force: bool = False, long_lived: bool = False,
-    cfg: Config | None = None, defer_communities: bool = False, progress: Any = None, explicit: bool = False, wake_model: bool = True,
+    scope: Scope,
+    paths: list[Path] | None = None,
+    force: bool = False,
+    long_lived: bool = False,
+    cfg: Config | None = None,
+    defer_communities: bool = False,
+    progress: Any = None,
+    explicit: bool = False,
+    wake_model: bool = True,
 ) -> Any:
     """Re-extract what changed in `scope` (or only `paths`), then wake the jobs the run left work for.
 

@@ -195,13 +195,18 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
     @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("question", "budget", "hits", "edges", "truncated", "truncated_edges", "multi_scope", "tokens"))
     async def query(
         question: Question,
-        scopes: Annotated[list[str] | None, Field(default=None, max_length=20, description="Scopes to search together, e.g. [\"vault\", \"payments\"]; default: the current project, else the vault.")] = None,
+        scopes: Annotated[
+            list[str] | None, Field(default=None, max_length=20, description='Scopes to search together, e.g. ["vault", "payments"]; default: the current project, else the vault.')
+        ] = None,
         budget: Annotated[int, Field(ge=100, le=q.MAX_BUDGET, description="Answer size cap in tokens.")] = 1500,
         depth: Annotated[int, Field(ge=0, le=q.MAX_DEPTH, description="Expansion hops from the best matches.")] = 2,
         include_stale: Annotated[bool, Field(description="Also show stale/superseded nodes, flagged.")] = False,
-        tags: Annotated[list[str] | None, Field(default=None, max_length=20, description="Only hits with one of these tags (or a child tag), e.g. [\"client/acme\"].")] = None,
-        folder: Annotated[str | None, Field(default=None, max_length=300, description="Only hits whose file lies under this folder, e.g. \"services\".")] = None,
-        kinds: Annotated[list[str] | None, Field(default=None, max_length=20, description="Only these kinds: note, journal, code, entity, section, function, class, method, ... Journal days show only when asked for.")] = None,
+        tags: Annotated[list[str] | None, Field(default=None, max_length=20, description='Only hits with one of these tags (or a child tag), e.g. ["client/acme"].')] = None,
+        folder: Annotated[str | None, Field(default=None, max_length=300, description='Only hits whose file lies under this folder, e.g. "services".')] = None,
+        kinds: Annotated[
+            list[str] | None,
+            Field(default=None, max_length=20, description="Only these kinds: note, journal, code, entity, section, function, class, method, ... Journal days show only when asked for."),
+        ] = None,
         since: Annotated[str | None, Field(default=None, max_length=10, description="Only hits dated on or after this day, YYYY-MM-DD.")] = None,
         until: Annotated[str | None, Field(default=None, max_length=10, description="Only hits dated on or before this day, YYYY-MM-DD.")] = None,
     ) -> ToolResult:
@@ -210,13 +215,15 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
         Example: query(question="how do we retry failed Stripe webhooks", budget=800)
         Example: query(question="webhooks", kinds=["journal"], since="2025-03-01")
         """
+
         def answer() -> dict[str, Any]:
             from vault_kg.core.memory_kinds import make_filters
 
             chosen = kg.scopes(scopes)
             views = [kg.views.get(s) for s in chosen]  # open readers, and the rows and edges they read before
-            return api.query(question, budget=budget, depth=depth, include_stale=include_stale, filters=make_filters(tags, folder, kinds, since, until),
-                             scopes=chosen, views=views, record_as="mcp-query")
+            return api.query(
+                question, budget=budget, depth=depth, include_stale=include_stale, filters=make_filters(tags, folder, kinds, since, until), scopes=chosen, views=views, record_as="mcp-query"
+            )
 
         return await kg.answer(answer, api.renderer("query"))
 
@@ -226,6 +233,7 @@ def search_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: explain(node="Payments API")
         """
+
         def answer() -> dict[str, Any]:
             return api.explain(node, include_stale=include_stale, view=kg.view(scope), record_as="mcp-explain")
 
@@ -287,6 +295,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: check(scope="vault")
         """
+
         def work() -> dict[str, Any]:
             target = kg.scope(scope)
             return api.check(kg.vault_scope().root, None if target.kind == "vault" else [target.name])
@@ -299,6 +308,7 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
 
         Example: recall(question="when did I fix the webhook retries")
         """
+
         def work() -> ToolResult:
             return result(*api.recall_with_text(question, kg.vault_scope().root, limit))
 
@@ -308,9 +318,23 @@ def memory_tools(mcp: FastMCP, kg: KgServer) -> None:
     async def remember(
         path: Annotated[str, Field(min_length=4, max_length=300, description="Vault-relative path of the new note, e.g. `notes/Webhook retry budget.md`.")],
         summary: Annotated[str, Field(min_length=1, max_length=300, description="One line saying what the note is about.")],
-        tags: Annotated[list[str], Field(min_length=1, max_length=20, description="Namespaced tags, including one `scope/…` tag, e.g. [\"topic/payments\", \"scope/payments\"]; `scope/global` is refused (promotion goes through `kg promote`).")],
+        tags: Annotated[
+            list[str],
+            Field(
+                min_length=1,
+                max_length=20,
+                description='Namespaced tags, including one `scope/…` tag, e.g. ["topic/payments", "scope/payments"]; `scope/global` is refused (promotion goes through `kg promote`).',
+            ),
+        ],
         body: Annotated[str, Field(max_length=100_000, description="The note's markdown body; [[wikilinks]] to other notes connect it.")] = "",
-        anchor: Annotated[str | None, Field(default=None, max_length=500, description="Optional: what the note describes, so it goes stale when that changes: `PATH::SYMBOL` (code, e.g. `app/retry.py::Client.fetch`), `PATH#Heading` (markdown) or `[[Other Note]]`.")] = None,
+        anchor: Annotated[
+            str | None,
+            Field(
+                default=None,
+                max_length=500,
+                description="Optional: what the note describes, so it goes stale when that changes: `PATH::SYMBOL` (code, e.g. `app/retry.py::Client.fetch`), `PATH#Heading` (markdown) or `[[Other Note]]`.",
+            ),
+        ] = None,
         project: Annotated[str | None, Field(default=None, max_length=200, description="The registered project PATH is in (default: found from PATH).")] = None,
     ) -> ToolResult:
         """Create a new vault note in the frontmatter contract (summary, namespaced tags, a scope/ tag), optionally anchored to code, and add it to the graph. Refuses existing files, paths outside the vault and text that looks like a secret.
@@ -432,12 +456,16 @@ def note_tools(mcp: FastMCP, kg: KgServer) -> None:
 def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
     """For clients without hooks: update a scope's graph, lint the vault."""
 
-    @mcp.tool(annotations={"destructiveHint": False, "idempotentHint": True}, output_schema=object_schema("scope", "kind", "sources", "extracted", "removed", "nodes", "edges", "pending", "quarantined", "warnings", "notices"))
+    @mcp.tool(
+        annotations={"destructiveHint": False, "idempotentHint": True},
+        output_schema=object_schema("scope", "kind", "sources", "extracted", "removed", "nodes", "edges", "pending", "quarantined", "warnings", "notices"),
+    )
     async def update(scope: ScopeName = None) -> ToolResult:
         """Bring a scope's graph up to date with its files (only what changed is re-read); clients without hooks call it after editing notes by other means.
 
         Example: update(scope="vault")
         """
+
         def work() -> ToolResult:
             [run] = api.update_runs([kg.scope(scope)], long_lived=True)
             return result(api.format_run(run, "updated"), run.as_dict())

@@ -41,7 +41,7 @@ def project_files(cfg: Config, paths: list[str]) -> list[tuple[str, str]]:
         for name, root in sorted(cfg.projects.items()):
             base = os.path.realpath(root)
             if real.startswith(base + os.sep):
-                out.append((name, real[len(base) + 1:].replace(os.sep, "/")))
+                out.append((name, real[len(base) + 1 :].replace(os.sep, "/")))
                 break
     return out
 

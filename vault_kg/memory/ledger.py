@@ -93,7 +93,7 @@ def code_coverage(vault: Path, rel: str, props: dict[str, Any], cfg: Config) -> 
         if span is None:
             return None, len(anchors), f"{a['locator']} is not in the code"
         lines = data.decode("utf-8", "replace").splitlines()
-        code |= words("\n".join(lines[int(span["line"]) - 1:int(span["end_line"])]))
+        code |= words("\n".join(lines[int(span["line"]) - 1 : int(span["end_line"])]))
     try:
         text = (vault / rel).read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -131,13 +131,21 @@ def ledger(vault: Scope, cfg: Config | None = None) -> dict[str, Any]:
             row.last_surfaced = max(row.last_surfaced or 0.0, float(entry.get("t") or 0.0))
     quadrants: dict[str, list[dict[str, Any]]] = {q: [] for q in QUADRANTS}
     for row in sorted(rows.values(), key=lambda r: (-r.surfaced, r.id)):
-        quadrants[row.quadrant].append({
-            "id": row.id, "label": row.label, "source": row.source, "surfaced": row.surfaced, "credited": row.credited,
-            "vias": dict(sorted(row.vias.items())), "last_surfaced": row.last_surfaced, "code_anchors": row.anchors,
-            "coverage": row.coverage, "why": row.why,
-        })
-    return {"vault": str(vault.root), "log": str(log_path(vault.root)), "threshold": CODE_SAYS_IT,
-            "counts": {q: len(quadrants[q]) for q in QUADRANTS}, "quadrants": quadrants}
+        quadrants[row.quadrant].append(
+            {
+                "id": row.id,
+                "label": row.label,
+                "source": row.source,
+                "surfaced": row.surfaced,
+                "credited": row.credited,
+                "vias": dict(sorted(row.vias.items())),
+                "last_surfaced": row.last_surfaced,
+                "code_anchors": row.anchors,
+                "coverage": row.coverage,
+                "why": row.why,
+            }
+        )
+    return {"vault": str(vault.root), "log": str(log_path(vault.root)), "threshold": CODE_SAYS_IT, "counts": {q: len(quadrants[q]) for q in QUADRANTS}, "quadrants": quadrants}
 
 
 HEADINGS = {

@@ -32,6 +32,7 @@ MAX_CANDIDATES = 10
 
 # ------------------------------------------------------------------ notes as editable frontmatter
 
+
 @dataclass
 class NoteText:
     rel: str
@@ -132,6 +133,7 @@ def _refresh(vault: Scope, rels: list[str]) -> None:
 
 
 # ------------------------------------------------------------------ kg anchor
+
 
 def _locate(path_part: str, project: str | None, cfg: Config, cwd: Path) -> tuple[str, Path, str]:
     """(project, project root, file path inside it) for the PATH of `--to PATH::SYMBOL`."""
@@ -237,6 +239,7 @@ def add_anchor(vault: Scope, note: str, target: str, project: str | None = None,
 
 
 # ------------------------------------------------------------------ kg accept / kg reanchor
+
 
 def _code_anchors(doc: NoteText, cfg: Config) -> list[tuple[int, dict[str, Any], Path]]:
     """(position, entry, project root) of each code/markdown anchor; bad entries refuse the repair."""
@@ -356,7 +359,9 @@ def reanchor(vault: Scope, note: str, cfg: Config | None = None) -> dict[str, An
             continue
         cache.save()
         if len(same) > 1:
-            raise KgError(f"{rel}: `{name}` with the same hash is at several places; candidates: {'; '.join(same[:MAX_CANDIDATES])}; anchor one with `kg anchor {rel} --to PATH::SYMBOL` (nothing written)")
+            raise KgError(
+                f"{rel}: `{name}` with the same hash is at several places; candidates: {'; '.join(same[:MAX_CANDIDATES])}; anchor one with `kg anchor {rel} --to PATH::SYMBOL` (nothing written)"
+            )
         if locator in named:
             raise KgError(f"{rel}: {locator} is still there but its text changed; if the note still holds, `kg accept {rel}` (nothing written)")
         if named:
@@ -364,12 +369,15 @@ def reanchor(vault: Scope, note: str, cfg: Config | None = None) -> dict[str, An
             raise KgError(f"{rel}: no symbol `{name}` with the anchored hash in project '{item['project']}'; candidates: {listed}; re-anchor with `kg anchor` (nothing written)")
         nearby = sorted(found.hashes)[:MAX_CANDIDATES] if not found.missing else []
         listed = "; ".join(nearby) if nearby else f"none ({path} is gone)"
-        raise KgError(f"{rel}: no symbol named `{name}` in project '{item['project']}' (renamed or deleted?); candidates in {path}: {listed}; re-anchor with `kg anchor` or `kg retire` (nothing written)")
+        raise KgError(
+            f"{rel}: no symbol named `{name}` in project '{item['project']}' (renamed or deleted?); candidates in {path}: {listed}; re-anchor with `kg anchor` or `kg retire` (nothing written)"
+        )
     cache.save()
     return _commit_anchors(vault, rel, doc, anchors, moves, "moved")
 
 
 # ------------------------------------------------------------------ kg supersede / kg retire
+
 
 def supersede(vault: Scope, old: str, new: str, on: str | None = None, cfg: Config | None = None) -> dict[str, Any]:
     """OLD gives way to NEW on `on` (default today): both kept, windows closed and opened."""

@@ -75,7 +75,7 @@ def sha256(text: str) -> str:
 def split_head(text: str) -> tuple[str, str]:
     """(frontmatter block including its `---` lines, body) — the body byte-exact."""
     match = _HEAD_RE.match(text)
-    return (match.group(0), text[match.end():]) if match else ("", text)
+    return (match.group(0), text[match.end() :]) if match else ("", text)
 
 
 def name_key(name: str) -> str:
@@ -89,7 +89,7 @@ def shingles(text: str) -> set[int]:
     words = _WORD_RE.findall(text.lower())
     if len(words) < MIN_BODY_WORDS:
         return set()
-    return {zlib.crc32(" ".join(words[i:i + SHINGLE_WORDS]).encode()) for i in range(len(words) - SHINGLE_WORDS + 1)}
+    return {zlib.crc32(" ".join(words[i : i + SHINGLE_WORDS]).encode()) for i in range(len(words) - SHINGLE_WORDS + 1)}
 
 
 def load_notes(vault: Path) -> dict[str, Note]:
@@ -129,10 +129,10 @@ def _resolved_links(notes: dict[str, Note]) -> tuple[dict[str, set[str]], dict[s
             continue
         owner, target = e["owner"], e["target"]
         if target.startswith("unresolved:"):
-            raw = res.nodes.get(target, {}).get("label", target[len("unresolved:"):])
+            raw = res.nodes.get(target, {}).get("label", target[len("unresolved:") :])
             dangling.append({"note": owner, "line": e.get("line"), "target": raw})
             continue
-        dest = sections.get(target) or target[len("note:"):]
+        dest = sections.get(target) or target[len("note:") :]
         if dest != owner:
             out[owner].add(dest)
             into[dest].add(owner)
@@ -151,7 +151,7 @@ def _merge_actions(notes: dict[str, Note], into: dict[str, set[str]], threshold:
     for named in by_name.values():
         rels = sorted(named)
         for i, a in enumerate(rels):
-            for b in rels[i + 1:]:
+            for b in rels[i + 1 :]:
                 pairs.setdefault((a, b), (1.0, f"same name: '{named[a]}' and '{named[b]}'"))
     sets = {rel: shingles(n.body) for rel, n in live.items()}
     index: dict[int, list[str]] = defaultdict(list)
@@ -162,7 +162,7 @@ def _merge_actions(notes: dict[str, Note], into: dict[str, set[str]], threshold:
     for rels in index.values():
         if 1 < len(rels) <= COMMON_SHINGLE_NOTES:
             for i, a in enumerate(rels):
-                for b in rels[i + 1:]:
+                for b in rels[i + 1 :]:
                     shared[(a, b)] += 1
     for (a, b), common in shared.items():
         score = common / (len(sets[a]) + len(sets[b]) - common)
@@ -175,8 +175,7 @@ def _merge_actions(notes: dict[str, Note], into: dict[str, set[str]], threshold:
             continue  # one merge per note per plan: re-plan after applying to see the next
         keep, drop = sorted((a, b), key=lambda r: (-len(into.get(r, ())), -len(live[r].text), r))
         claimed.update((a, b))
-        actions.append({"action": "merge", "keep": keep, "merge": drop, "similarity": score, "reason": reason,
-                        "hashes": {keep: live[keep].digest, drop: live[drop].digest}})
+        actions.append({"action": "merge", "keep": keep, "merge": drop, "similarity": score, "reason": reason, "hashes": {keep: live[keep].digest, drop: live[drop].digest}})
     return actions
 
 
@@ -264,9 +263,9 @@ def _orphan_actions(notes: dict[str, Note], out: dict[str, set[str]], into: dict
         if best is None:
             review.append({"kind": "orphan", "note": rel, "why": "no links in or out and no note shares its topic tags; link it from a related note"})
             continue
-        actions.append({"action": "link", "note": best, "target": rel, "link": link_name(rel),
-                        "reason": f"orphan; shares topic tags with {best} (Jaccard {best_score:.2f})",
-                        "hashes": {best: notes[best].digest}})
+        actions.append(
+            {"action": "link", "note": best, "target": rel, "link": link_name(rel), "reason": f"orphan; shares topic tags with {best} (Jaccard {best_score:.2f})", "hashes": {best: notes[best].digest}}
+        )
     return actions, review
 
 
@@ -308,8 +307,17 @@ def _relink_actions(notes: dict[str, Note], dangling: list[dict[str, Any]]) -> t
             review.append({"kind": "dangling", "note": d["note"], "line": d["line"], "why": f"[[{d['target']}]] has no likely target; create the note or fix the link"})
             continue
         target, ratio = names[guess[0]], guess[1]
-        actions.append({"action": "relink", "note": d["note"], "line": d["line"], "old": d["target"], "new": link_name(target),
-                        "reason": f"dangling; likely means {target} (name similarity {ratio:.2f})", "hashes": {d["note"]: notes[d["note"]].digest}})
+        actions.append(
+            {
+                "action": "relink",
+                "note": d["note"],
+                "line": d["line"],
+                "old": d["target"],
+                "new": link_name(target),
+                "reason": f"dangling; likely means {target} (name similarity {ratio:.2f})",
+                "hashes": {d["note"]: notes[d["note"]].digest},
+            }
+        )
     return actions, review
 
 
@@ -357,8 +365,7 @@ def plan(vault: Path, similarity: float = DEFAULT_SIMILARITY, max_lines: int = D
         counts[action["action"]] += 1
         action["id"] = f"{action['action']}-{counts[action['action']]}"
         actions[i - 1] = {"id": action.pop("id"), **action}
-    return {PLAN_KEY: PLAN_VERSION, "vault": str(vault), "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "notes": len(notes), "actions": actions, "review": review}
+    return {PLAN_KEY: PLAN_VERSION, "vault": str(vault), "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "notes": len(notes), "actions": actions, "review": review}
 
 
 def _describe(a: dict[str, Any]) -> str:
@@ -368,7 +375,7 @@ def _describe(a: dict[str, Any]) -> str:
     if kind == "frontmatter":
         parts = []
         if "summary" in a:
-            parts.append(f"summary: \"{a['summary']}\"")
+            parts.append(f'summary: "{a["summary"]}"')
         if a.get("add_tags"):
             parts.append(f"add tags {', '.join(a['add_tags'])}")
         if a.get("rename_tags"):
@@ -386,11 +393,15 @@ def _describe(a: dict[str, Any]) -> str:
 def render_markdown(data: dict[str, Any]) -> str:
     """The plan for review: one line per action, then the JSON block `--apply` reads (edit it there)."""
     lines = [
-        "# Vault consolidation plan", "",
-        f"Vault `{data['vault']}` · {data['notes']} notes · created {data['created']}.", "",
+        "# Vault consolidation plan",
+        "",
+        f"Vault `{data['vault']}` · {data['notes']} notes · created {data['created']}.",
+        "",
         "Review the actions below. To skip one, delete it from the JSON block at the end (that block is",
-        "what `kg consolidate --apply` performs, and nothing else). Undo an apply with `git revert`.", "",
-        "## Actions", "",
+        "what `kg consolidate --apply` performs, and nothing else). Undo an apply with `git revert`.",
+        "",
+        "## Actions",
+        "",
     ]
     lines += [f"- **{a['id']}**: {_describe(a)}" for a in data["actions"]] or ["- none"]
     lines += ["", "## For review (not applied)", ""]
@@ -413,7 +424,7 @@ def read_plan(path: Path) -> dict[str, Any]:
             raise KgError(f"{path}: the plan's JSON is not valid ({exc.msg} at line {exc.lineno}); fix it or make a new plan") from exc
         if isinstance(data, dict) and data.get(PLAN_KEY) == PLAN_VERSION and isinstance(data.get("actions"), list):
             return data
-    raise KgError(f"{path}: no consolidation plan found (a ```json block with \"{PLAN_KEY}\": {PLAN_VERSION}); make one with `kg consolidate --plan --output PLAN.md`")
+    raise KgError(f'{path}: no consolidation plan found (a ```json block with "{PLAN_KEY}": {PLAN_VERSION}); make one with `kg consolidate --plan --output PLAN.md`')
 
 
 # ---- applying ----------------------------------------------------------------------------------
@@ -482,7 +493,7 @@ def _apply_merge(texts: dict[str, str], a: dict[str, Any], link: str) -> None:
         data["tags"] = tags
         aliases = data.get("aliases") or []
         aliases = [aliases] if isinstance(aliases, str) else list(aliases)
-        for alias in ([drop_data.get("aliases")] if isinstance(drop_data.get("aliases"), str) else drop_data.get("aliases") or []):
+        for alias in [drop_data.get("aliases")] if isinstance(drop_data.get("aliases"), str) else drop_data.get("aliases") or []:
             if alias not in aliases:
                 aliases.append(alias)
         if aliases:
@@ -512,7 +523,7 @@ def h2_title(line: str) -> str | None:
     head = _H2_START_RE.match(line)
     if head is None or "\n" in line:
         return None
-    rest = line[head.end():]
+    rest = line[head.end() :]
     if not rest:  # only blanks after `##`: the pattern took the last blank as the text
         return head.group(1)[-1] if len(head.group(1)) > 1 else None
     return rest.rstrip(" \t#") or rest[0]
@@ -663,7 +674,9 @@ def _commit(repo: Any, changed: list[str], plan_path: Path, actions: list[dict[s
     paths = [repo.top_rel(rel) for rel in changed]
     repo.git("add", "--", *[str(repo.vault / rel) for rel in changed])
     lines = [f"{a['id']}: {_describe(a)}" for a in actions]
-    proc = repo.git("commit", "-q", "--no-verify", "-m", f"kg consolidate: {len(actions)} action(s) from {plan_path.name}", "-m", "\n".join(lines), "--", *[str(repo.vault / rel) for rel in changed], check=False)
+    proc = repo.git(
+        "commit", "-q", "--no-verify", "-m", f"kg consolidate: {len(actions)} action(s) from {plan_path.name}", "-m", "\n".join(lines), "--", *[str(repo.vault / rel) for rel in changed], check=False
+    )
     if proc.returncode != 0:
         hint = "set a git identity (`git config --global user.name/user.email`)" if identity_missing(proc) else last_line(proc)
         raise KgError(f"{repo.vault}: the edits are written but not committed ({hint}); commit them with `git commit -- {' '.join(paths)}`")

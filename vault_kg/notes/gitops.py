@@ -33,7 +33,7 @@ class Repo:
         """A top-relative path as vault-relative, or None when it lies outside the vault."""
         if not self.prefix:
             return top_rel
-        return top_rel[len(self.prefix):] if top_rel.startswith(self.prefix) else None
+        return top_rel[len(self.prefix) :] if top_rel.startswith(self.prefix) else None
 
     def top_rel(self, vault_rel: str) -> str:
         return self.prefix + vault_rel
@@ -56,9 +56,7 @@ def run_git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | Non
     if shutil.which("git") is None:
         raise KgError("git is not installed or not on PATH; install git to sync the vault")
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(cwd), *args], capture_output=True, text=True, env=git_env(env), timeout=GIT_TIMEOUT_S
-        )
+        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=git_env(env), timeout=GIT_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
         raise KgError(f"{cwd}: `git {' '.join(args)}` took longer than {GIT_TIMEOUT_S:.0f}s; check the remote and retry") from exc
     if check and proc.returncode != 0:

@@ -35,7 +35,7 @@ def split_day(text: str) -> DayNote:
     text = text.replace("\r\n", "\n")
     match = _FRONTMATTER_RE.match(text)
     head = match.group(0) if match else ""
-    rest = text[match.end():] if match else text
+    rest = text[match.end() :] if match else text
     preamble: list[str] = []
     blocks: list[list[str]] = []
     for line in rest.split("\n"):

@@ -111,8 +111,15 @@ def read_note(vault: Scope, name: str) -> NoteText:
     except ValueError as exc:
         front, problem = None, str(exc)
     return {
-        "path": rel, "node": f"note:{rel}", "frontmatter": front, "frontmatter_error": problem, "body": body,
-        "body_line": body_line, "text": text, "bytes": len(data), "modified": _stamp(mtime),
+        "path": rel,
+        "node": f"note:{rel}",
+        "frontmatter": front,
+        "frontmatter_error": problem,
+        "body": body,
+        "body_line": body_line,
+        "text": text,
+        "bytes": len(data),
+        "modified": _stamp(mtime),
     }
 
 

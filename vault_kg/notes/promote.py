@@ -188,8 +188,13 @@ def suggest(scope: Scope, min_scopes: int = DEFAULT_MIN_SCOPES) -> list[Candidat
 
 
 def _candidate(
-    target: str, hits: list[tuple[str, int | None]], nodes: dict[str, dict[str, Any]], note_scopes: dict[str, list[str]],
-    global_titles: set[str], lines: _Lines, min_scopes: int,
+    target: str,
+    hits: list[tuple[str, int | None]],
+    nodes: dict[str, dict[str, Any]],
+    note_scopes: dict[str, list[str]],
+    global_titles: set[str],
+    lines: _Lines,
+    min_scopes: int,
 ) -> Candidate | None:
     groups = sorted({g for owner, _ in hits for g in note_scopes[m.note_id(owner)]})
     if len(groups) < min_scopes:
@@ -202,7 +207,7 @@ def _candidate(
     if target.startswith("statement:"):
         kind, label = "statement", ""
     elif target.startswith("fact:"):
-        src, relation, dst = target[len("fact:"):].split(" ", 2)
+        src, relation, dst = target[len("fact:") :].split(" ", 2)
         kind, label = "fact", f"{nodes.get(src, {}).get('label', src)} {relation} {nodes.get(dst, {}).get('label', dst)}"
     elif kind == m.NOTE:
         if GLOBAL_TAG in (node.get("tags") or []):
@@ -240,7 +245,7 @@ def find_candidate(candidates: list[Candidate], name: str) -> Candidate:
 def note_name(label: str) -> str:
     """A file name for the global note: the label without characters links and file systems reject."""
     name = " ".join(_UNSAFE_NAME_RE.sub(" ", label.lstrip("#")).split()).strip(" .")
-    return (name[:80].rstrip(" .") or "Promoted note")
+    return name[:80].rstrip(" .") or "Promoted note"
 
 
 def _wikilink(rel: str, title: str) -> str:
@@ -309,7 +314,7 @@ def format_suggestions(rows: list[dict[str, Any]]) -> str:
         out.append(f"{what} — {row['notes']} notes in {len(row['scopes'])} scopes: {', '.join(row['scopes'])}")
         for e in row["evidence"]:
             out.append(f"    {e['note']}:{e['line'] or 1}  {e['text']}")
-    out.append(f"{len(rows)} candidate(s); draft one with: kg promote \"{rows[0]['label'].lstrip('#')}\"")
+    out.append(f'{len(rows)} candidate(s); draft one with: kg promote "{rows[0]["label"].lstrip("#")}"')
     return "\n".join(out)
 
 

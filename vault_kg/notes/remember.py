@@ -17,7 +17,13 @@ from vault_kg.core.scopes import Scope
 
 
 def remember_note(
-    scope: Scope, relpath: str, summary: str, tags: list[str], body: str = "", anchor: str | None = None, project: str | None = None,
+    scope: Scope,
+    relpath: str,
+    summary: str,
+    tags: list[str],
+    body: str = "",
+    anchor: str | None = None,
+    project: str | None = None,
     long_lived: bool = False,
 ) -> dict[str, Any]:
     """Write the note, anchor it (`PATH::SYMBOL`, `PATH#Heading` or `[[Note]]`) and update the graph.

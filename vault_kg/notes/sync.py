@@ -24,7 +24,16 @@ from typing import Any
 from vault_kg.core.config import OUT_DIRNAME
 from vault_kg.core.errors import KgError
 from vault_kg.notes.gitops import (
-    Repo, head, identity_missing, last_line, open_repo, operation_in_progress, run_git, status_entries, unmerged_paths, z_split,
+    Repo,
+    head,
+    identity_missing,
+    last_line,
+    open_repo,
+    operation_in_progress,
+    run_git,
+    status_entries,
+    unmerged_paths,
+    z_split,
 )
 from vault_kg.notes.journal_merge import merge_day
 from vault_kg.core.secrets import find_secrets
@@ -192,8 +201,7 @@ def _refuse_secrets(repo: Repo, rels: list[str]) -> None:
         except OSError as exc:
             repo.git("reset", "-q", "--", ".", check=False)
             raise KgError(
-                f"{path}: refused to sync: it could not be checked for secrets ({exc.strerror or exc}); "
-                "fix its permissions (or remove it) and run kg sync again; nothing was committed"
+                f"{path}: refused to sync: it could not be checked for secrets ({exc.strerror or exc}); fix its permissions (or remove it) and run kg sync again; nothing was committed"
             ) from exc
         if kinds:
             repo.git("reset", "-q", "--", ".", check=False)
@@ -246,7 +254,7 @@ def _resolve_journal_conflicts(repo: Repo, conflicted: list[str], report: SyncRe
     remaining = []
     for top_rel in conflicted:
         rel = repo.vault_rel(top_rel)
-        if rel is None or not fnmatch.fnmatch(rel, JOURNAL_PATTERN) or "/" in rel[len("journal/"):]:
+        if rel is None or not fnmatch.fnmatch(rel, JOURNAL_PATTERN) or "/" in rel[len("journal/") :]:
             remaining.append(top_rel)
             continue
         stages = []

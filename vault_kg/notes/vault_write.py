@@ -40,7 +40,14 @@ def check_not_promoting(target: Path, relpath: str, text: str, vault: Path) -> N
 
 
 def prepare_note(
-    vault: Path, relpath: str, text: str, *, create: bool = False, contract: bool = True, scan: str | None = None, promotion: bool = False,
+    vault: Path,
+    relpath: str,
+    text: str,
+    *,
+    create: bool = False,
+    contract: bool = True,
+    scan: str | None = None,
+    promotion: bool = False,
 ) -> Path:
     """Every guardrail of `write_note`, without writing: callers that write several notes check them all first.
 
@@ -60,7 +67,14 @@ def prepare_note(
 
 
 def write_note(
-    vault: Path, relpath: str, text: str, *, create: bool = False, contract: bool = True, scan: str | None = None, promotion: bool = False,
+    vault: Path,
+    relpath: str,
+    text: str,
+    *,
+    create: bool = False,
+    contract: bool = True,
+    scan: str | None = None,
+    promotion: bool = False,
 ) -> Path:
     """Write a whole note atomically after the guardrails pass. `create` refuses to overwrite."""
     target = prepare_note(vault, relpath, text, create=create, contract=contract, scan=scan, promotion=promotion)

@@ -94,7 +94,7 @@ def query(
     """
     filters = filters or Filters()
     if not question.strip():
-        raise KgError("empty question; try `kg query \"payments retries\"`")
+        raise KgError('empty question; try `kg query "payments retries"`')
     budget = max(100, min(int(budget), MAX_BUDGET))
     depth = max(0, min(int(depth), MAX_DEPTH))
     views = views if views is not None else [load_view(s) for s in scopes]
@@ -130,8 +130,9 @@ def query(
     return answer
 
 
-def _expand(views: dict[str, GraphView], seed_keys: list[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str],
-            depth: int, include_stale: bool, filters: Filters) -> None:
+def _expand(
+    views: dict[str, GraphView], seed_keys: list[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str], depth: int, include_stale: bool, filters: Filters
+) -> None:
     """Best-first from the seeds, up to `depth` hops: a neighbour scores its parent's relevance ×
     the edge's score × 0.5 and keeps its best route (the edge's JSON) in `via`. Tag hubs are never
     followed.
@@ -315,8 +316,10 @@ def _notice(cut_hits: int, cut_edges: int, budget: int) -> str:
 def format_query(answer: dict[str, Any]) -> str:
     """The answer as printed; `_render_query` has already fitted every line of it into the budget."""
     if not answer["hits"] and answer.get("hidden_matches"):
-        return (f"no current matches for {one_line(answer['question'], 200)!r}: {answer['hidden_matches']} stale or superseded "
-                "match(es) are hidden; pass --include-stale to see them flagged, and `kg check` says why")
+        return (
+            f"no current matches for {one_line(answer['question'], 200)!r}: {answer['hidden_matches']} stale or superseded "
+            "match(es) are hidden; pass --include-stale to see them flagged, and `kg check` says why"
+        )
     if not answer["hits"]:
         return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `kg god-nodes`"
     out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
@@ -402,10 +405,21 @@ def explain(view: GraphView, name: str, include_stale: bool = False, as_of: str 
     incoming: dict[str, list[dict[str, Any]]] = {}
     for e in view.out_edges.get(nid, []):
         if view.visible(e["target"], include_stale):
-            outgoing.setdefault(e["relation"], []).append({"id": e["target"], "label": view.nodes[e["target"]].get("label"), "line": e.get("line"), "confidence": e.get("confidence"), "status": view.nodes[e["target"]].get("status", m.LIVE)})
+            outgoing.setdefault(e["relation"], []).append(
+                {"id": e["target"], "label": view.nodes[e["target"]].get("label"), "line": e.get("line"), "confidence": e.get("confidence"), "status": view.nodes[e["target"]].get("status", m.LIVE)}
+            )
     for e in view.in_edges.get(nid, []):
         if view.visible(e["source"], include_stale):
-            incoming.setdefault(e["relation"], []).append({"id": e["source"], "label": view.nodes[e["source"]].get("label"), "line": e.get("line"), "confidence": e.get("confidence"), "owner": e.get("owner"), "status": view.nodes[e["source"]].get("status", m.LIVE)})
+            incoming.setdefault(e["relation"], []).append(
+                {
+                    "id": e["source"],
+                    "label": view.nodes[e["source"]].get("label"),
+                    "line": e.get("line"),
+                    "confidence": e.get("confidence"),
+                    "owner": e.get("owner"),
+                    "status": view.nodes[e["source"]].get("status", m.LIVE),
+                }
+            )
     return {"scope": view.scope.name, "node": node, "outgoing": outgoing, "incoming": incoming}
 
 
@@ -439,7 +453,17 @@ def god_nodes(view: GraphView, n: int = 10, include_stale: bool = False) -> list
     if len(ids) < n:
         ids += [nid for nid in view.reader.ranked(n + len(ids)) if nid not in ids and view.visible(nid, include_stale)][: n - len(ids)]
     return [
-        {"id": nid, "label": view.nodes[nid].get("label"), "kind": view.nodes[nid].get("kind"), "rank": view.nodes[nid].get("rank", 0.0), "summary": view.nodes[nid].get("summary") or view.nodes[nid].get("doc") or "", "source": view.nodes[nid].get("source"), "line": view.nodes[nid].get("line"), "community": view.nodes[nid].get("community"), "status": view.nodes[nid].get("status", m.LIVE)}
+        {
+            "id": nid,
+            "label": view.nodes[nid].get("label"),
+            "kind": view.nodes[nid].get("kind"),
+            "rank": view.nodes[nid].get("rank", 0.0),
+            "summary": view.nodes[nid].get("summary") or view.nodes[nid].get("doc") or "",
+            "source": view.nodes[nid].get("source"),
+            "line": view.nodes[nid].get("line"),
+            "community": view.nodes[nid].get("community"),
+            "status": view.nodes[nid].get("status", m.LIVE),
+        }
         for nid in ids[:n]
     ]
 
@@ -466,7 +490,17 @@ def neighbors(view: GraphView, name: str, relation: str | None = None, direction
             continue
         if not view.visible(other, include_stale):
             continue
-        result.append({"direction": way, "relation": e["relation"], "id": other, "label": view.nodes[other].get("label"), "kind": view.nodes[other].get("kind"), "confidence": e.get("confidence"), "line": e.get("line")})
+        result.append(
+            {
+                "direction": way,
+                "relation": e["relation"],
+                "id": other,
+                "label": view.nodes[other].get("label"),
+                "kind": view.nodes[other].get("kind"),
+                "confidence": e.get("confidence"),
+                "line": e.get("line"),
+            }
+        )
     result.sort(key=lambda r: (r["direction"], r["relation"], r["id"]))
     return {"id": nid, "neighbors": result[:limit], "total": len(result)}
 
@@ -497,7 +531,6 @@ def format_stats(s: dict[str, Any]) -> str:
         "  edges: " + ", ".join(f"{k} {v}" for k, v in s.get("by_relation", {}).items()),
     ]
     return "\n".join(lines)
-
 
 
 DEPENDS_RELATIONS = {m.CALLS, m.IMPORTS, m.INHERITS, m.IMPLEMENTS, m.CONTAINS, m.ANCHORED_TO, m.LINKS_TO, m.EMBEDS}
@@ -542,7 +575,19 @@ def _affected(view: GraphView, name: str, depth: int, limit: int, include_stale:
                     continue
                 seen.add(other)
                 n = view.nodes[other]
-                hits.append({"id": other, "label": n.get("label"), "kind": n.get("kind"), "relation": e["relation"], "via": node, "hop": hop, "source": n.get("source"), "line": e.get("line") or n.get("line"), "status": n.get("status", m.LIVE)})
+                hits.append(
+                    {
+                        "id": other,
+                        "label": n.get("label"),
+                        "kind": n.get("kind"),
+                        "relation": e["relation"],
+                        "via": node,
+                        "hop": hop,
+                        "source": n.get("source"),
+                        "line": e.get("line") or n.get("line"),
+                        "status": n.get("status", m.LIVE),
+                    }
+                )
                 nxt.append(other)
                 if len(hits) >= limit:
                     return {"id": root, "depth": depth, "affected": hits, "truncated": True}
@@ -551,7 +596,9 @@ def _affected(view: GraphView, name: str, depth: int, limit: int, include_stale:
 
 
 def format_affected(answer: dict[str, Any]) -> str:
-    notes = [f"  {one_line(n['label'])} ({one_line(n['source'])})" + (f" [{n['status'].upper()}]" if n["status"] != m.LIVE else "") + f" —anchored_to→ {one_line(n['via'])}" for n in answer.get("notes", [])]
+    notes = [
+        f"  {one_line(n['label'])} ({one_line(n['source'])})" + (f" [{n['status'].upper()}]" if n["status"] != m.LIVE else "") + f" —anchored_to→ {one_line(n['via'])}" for n in answer.get("notes", [])
+    ]
     tail = [f"{len(notes)} vault note(s) anchored to it or its dependants:", *notes] if notes else []
     if not answer["affected"]:
         return "\n".join([f"nothing depends on {one_line(answer['id'])} (within {answer['depth']} hops)", *tail])

@@ -208,8 +208,7 @@ class StoredExtraction(Extraction):
     encoded until first read. Decoding them is most of a load's cost, and an update reads them
     for the few sources it re-derives; `nodes` and the hot meta are what every run needs."""
 
-    def __init__(self, source: str, digest: str, nodes: dict[str, Any], quarantine: str | None,
-                 warnings: list[str], hot: dict[str, Any], cold: bytes | Callable[[], bytes]) -> None:
+    def __init__(self, source: str, digest: str, nodes: dict[str, Any], quarantine: str | None, warnings: list[str], hot: dict[str, Any], cold: bytes | Callable[[], bytes]) -> None:
         self.source, self.hash, self.nodes = source, digest, nodes
         self.text, self.quarantine, self.warnings = "", quarantine, warnings
         self._hot, self._cold_source = hot, cold
@@ -603,8 +602,9 @@ class ScopeCache:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('table', ?)", (table.to_bytes(),))
 
     # assembled graph -------------------------------------------------------------------------
-    def sync_graph(self, nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], candidates: set[str] | None = None,
-                   node_candidates: set[str] | None = None) -> None:
+    def sync_graph(
+        self, nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], candidates: set[str] | None = None, node_candidates: set[str] | None = None
+    ) -> None:
         """Bring the query tables to this graph, touching only rows whose content changed.
 
         `encoded` holds every owner's edge group serialized (for graph.json); its hash tells
@@ -739,7 +739,7 @@ class GraphReader:
         """Several node rows in one query (the query expansion's batch read)."""
         found: dict[str, dict[str, Any]] = {}
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for nid, data, rank, community in self.con.execute(f"SELECT id, data, rank, community FROM nodes WHERE id IN ({marks})", chunk):
                 node = orjson.loads(data)
@@ -760,8 +760,11 @@ class GraphReader:
         """The JSON of the edges out of `nid`, then into it, in the order `out_edges`/`in_edges`
         give them, without the relations in `skip` (a query's walk never follows them)."""
         marks = ",".join("?" * len(skip))
-        return [r[0] for sql in (f"SELECT data FROM edges WHERE source=? AND relation NOT IN ({marks})", f"SELECT data FROM edges WHERE target=? AND relation NOT IN ({marks})")
-                for r in self.con.execute(sql, (nid, *skip))]
+        return [
+            r[0]
+            for sql in (f"SELECT data FROM edges WHERE source=? AND relation NOT IN ({marks})", f"SELECT data FROM edges WHERE target=? AND relation NOT IN ({marks})")
+            for r in self.con.execute(sql, (nid, *skip))
+        ]
 
     def mentioning(self, text: str) -> Iterator[tuple[str, str]]:
         """(id, row JSON) of every node whose row holds `text` anywhere (a scan: the caller checks where)."""

@@ -18,8 +18,16 @@ from typing import Any
 from vault_kg.storage.layout import cache_db
 
 __all__ = [
-    "CacheError", "Connection", "DatabaseError", "anchored_note_rows", "note_rows", "note_rows_waiting", "open_cache", "open_db",
-    "search_names", "sources_llm_status",
+    "CacheError",
+    "Connection",
+    "DatabaseError",
+    "anchored_note_rows",
+    "note_rows",
+    "note_rows_waiting",
+    "open_cache",
+    "open_db",
+    "search_names",
+    "sources_llm_status",
 ]
 
 CacheError = sqlite3.Error  # what a reader catches when the cache is locked, gone or corrupt

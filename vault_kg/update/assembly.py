@@ -64,9 +64,7 @@ def assemble_nodes(extractions: dict[str, m.Extraction], resolution: Resolution)
     return nodes
 
 
-def raw_edges(
-    extractions: dict[str, m.Extraction], resolution: Resolution, derived: dict[str, list[dict[str, Any]]], owners: set[str] | None
-) -> dict[str, list[dict[str, Any]]]:
+def raw_edges(extractions: dict[str, m.Extraction], resolution: Resolution, derived: dict[str, list[dict[str, Any]]], owners: set[str] | None) -> dict[str, list[dict[str, Any]]]:
     """Each owner's edges before finalizing: its extraction's, its resolution's, the derived ones.
 
     `owners` None means all of them; otherwise only those (and the adapter must keep every

@@ -70,15 +70,18 @@ class EdgeTable:
     @property
     def meaning(self) -> np.ndarray:
         import numpy as np
+
         return np.array([r not in RANK_RELATIONS_SKIP for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
 
     @property
     def hub(self) -> np.ndarray:
         import numpy as np
+
         return np.array([r in HUB_RELATIONS for r in self.relations], dtype=bool)[self.relation] if len(self.relation) else np.zeros(0, dtype=bool)
 
     def relation_counts(self) -> dict[str, int]:
         import numpy as np
+
         counts = np.bincount(self.relation, minlength=len(self.relations))
         return dict(sorted((self.relations[i], int(c)) for i, c in enumerate(counts) if c))
 
@@ -158,8 +161,7 @@ class StoredTable(EdgeTable):
         relation = self.column(3)
         meaning = [int(r not in RANK_RELATIONS_SKIP) for r in self.relations]
         hub = [int(r in HUB_RELATIONS) for r in self.relations]
-        return [array("q", self.column(0)).tobytes(), array("q", self.column(1)).tobytes(), self._raw[2],
-                bytes(map(meaning.__getitem__, relation)), bytes(map(hub.__getitem__, relation))]
+        return [array("q", self.column(0)).tobytes(), array("q", self.column(1)).tobytes(), self._raw[2], bytes(map(meaning.__getitem__, relation)), bytes(map(hub.__getitem__, relation))]
 
     def same_rows(self, ids: list[str], owners: list[str], fresh: dict[str, list[dict[str, Any]]]) -> bool:
         """Whether the table of `fresh` (the re-derived owners) over `ids` is this one, unchanged."""
@@ -205,13 +207,22 @@ def _rows(index: dict[str, int], groups: dict[str, list[dict[str, Any]]], relati
 def edge_table(nodes: dict[str, dict[str, Any]], groups: dict[str, list[dict[str, Any]]]) -> EdgeTable:
     """The table of `groups` (owner → edges, in owner order) over `nodes`."""
     import numpy as np
+
     ids = sorted(nodes)
     index = {nid: i for i, nid in enumerate(ids)}
     owners = list(groups)
     relation_code: dict[str, int] = {}
     src, dst, weight, relation, owner = _rows(index, groups, relation_code, {o: i for i, o in enumerate(owners)})
-    return EdgeTable(ids, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(weight, dtype=np.float64),
-                     np.array(relation, dtype=np.int64), list(relation_code), np.array(owner, dtype=np.int64), owners)
+    return EdgeTable(
+        ids,
+        np.array(src, dtype=np.int64),
+        np.array(dst, dtype=np.int64),
+        np.array(weight, dtype=np.float64),
+        np.array(relation, dtype=np.int64),
+        list(relation_code),
+        np.array(owner, dtype=np.int64),
+        owners,
+    )
 
 
 def owners_of_rows_to(table: EdgeTable, gone: set[str]) -> set[str]:
@@ -219,6 +230,7 @@ def owners_of_rows_to(table: EdgeTable, gone: set[str]) -> set[str]:
     if not gone or not table.row_count():
         return set()
     import numpy as np
+
     marked = np.zeros(len(table.ids), dtype=bool)
     marked[[i for i, nid in enumerate(table.ids) if nid in gone]] = True
     rows = marked[table.src] | marked[table.dst]
@@ -236,6 +248,7 @@ def patched(old: EdgeTable, nodes: dict[str, dict[str, Any]], owners: list[str],
     if isinstance(old, StoredTable) and old.same_rows(ids, owners, fresh):
         return old
     import numpy as np
+
     index = {nid: i for i, nid in enumerate(ids)}
     node_map = np.array([index.get(nid, -1) for nid in old.ids], dtype=np.int64)
     owner_code = {o: i for i, o in enumerate(owners)}
@@ -266,7 +279,10 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
     Only live, rankable nodes take part: stale and superseded knowledge is never crowned.
     """
     import numpy as np
-    rankable = np.array([nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool)
+
+    rankable = np.array(
+        [nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool
+    )
     if not rankable.any():
         return {}
     keep = table.meaning & rankable[table.src] & rankable[table.dst] & (table.src != table.dst)
@@ -315,9 +331,7 @@ def god_nodes(nodes: dict[str, dict[str, Any]], ranks: dict[str, float], limit: 
     return found
 
 
-def communities(
-    nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float], previous: dict[str, int] | None = None
-) -> tuple[dict[str, int], list[dict[str, Any]]]:
+def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[str, float], previous: dict[str, int] | None = None) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """igraph's Leiden (modularity, fixed seed) on the undirected weighted graph; stable ids.
 
     Tags join with weight 0.3 so notes that share topics cluster; unresolved targets and external
@@ -329,6 +343,7 @@ def communities(
     serves while the real clustering runs in the background; see `vault_kg.update.ranking_policy`).
     """
     import numpy as np
+
     member = np.array([nodes[nid].get("kind") not in COMMUNITY_SKIP_KINDS and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool)
     positions = np.flatnonzero(member)
     n = len(positions)

@@ -29,7 +29,16 @@ from vault_kg.update.prose_patch import patch_prose_edit
 from vault_kg.update.run_result import RunResult
 from vault_kg.update.run_state import Progress, Run, RunRequest, RunSettings
 from vault_kg.update.stages import (
-    Stage, assemble, enrich, extract, post_assembly, rank_nodes, record, resolve, scan, write_artifacts,
+    Stage,
+    assemble,
+    enrich,
+    extract,
+    post_assembly,
+    rank_nodes,
+    record,
+    resolve,
+    scan,
+    write_artifacts,
 )
 
 __all__ = ["STAGES", "RunSettings", "adapter_for", "run"]
@@ -48,7 +57,11 @@ def adapter_for(kind: str) -> ScopeAdapter:
 
 
 def run(
-    scope: Scope, paths: list[Path] | None = None, force: bool = False, progress: Progress | None = None, refresh: bool = False,
+    scope: Scope,
+    paths: list[Path] | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    refresh: bool = False,
     settings: RunSettings = RunSettings(),
 ) -> RunResult:
     """Bring the scope's artifacts up to date with its files.
@@ -99,5 +112,15 @@ def _locked_run(scope: Scope, paths: list[Path] | None, force: bool, progress: P
 
 # The one route, in order. A stage that finds nothing left to do sets `run.done`, and the rest is skipped.
 STAGES: tuple[Stage, ...] = (
-    scan, finish_owed, patch_prose_edit, extract, enrich, resolve, assemble, post_assembly, rank_nodes, write_artifacts, record,
+    scan,
+    finish_owed,
+    patch_prose_edit,
+    extract,
+    enrich,
+    resolve,
+    assemble,
+    post_assembly,
+    rank_nodes,
+    write_artifacts,
+    record,
 )

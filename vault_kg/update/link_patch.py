@@ -244,12 +244,12 @@ def _without(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in keys}
 
 
-def _commit(run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Patch, groups: dict[str, list[dict[str, Any]]],
-            kept: Any, nodes: dict[str, dict[str, Any]], last: dict[str, Any]) -> None:
+def _commit(
+    run: Run, rel: str, st: os.stat_result, new: m.Extraction, patch: Patch, groups: dict[str, list[dict[str, Any]]], kept: Any, nodes: dict[str, dict[str, Any]], last: dict[str, Any]
+) -> None:
     """What `extract`, `resolve`, `assemble` and `post_assembly` store for this edit; then the
     engine's own `rank_nodes` and `write_artifacts`, and what `record` keeps."""
     from graph_out.graph_json import encode_group
-
 
     cache, result = run.cache, run.result
     more_edges = sum(len(edges) - (len(orjson.loads(kept.groups[owner])) if owner in kept.groups else 0) for owner, edges in groups.items())

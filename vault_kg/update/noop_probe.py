@@ -161,5 +161,3 @@ def probe(scope: Scope) -> Any | None:
         con.close()
     result.seconds = time.perf_counter() - started
     return result
-
-

@@ -187,7 +187,7 @@ def _patched_graph_json(run: Run, patch: NodePatch) -> Iterator[list[Any] | None
         return
     view = memoryview(mapped)
     at = mapped.find(before)
-    parts = [view[:at], after, view[at + len(before):]] if at >= 0 and mapped.find(before, at + 1) < 0 else None
+    parts = [view[:at], after, view[at + len(before) :]] if at >= 0 and mapped.find(before, at + 1) < 0 else None
     try:
         yield parts
     finally:

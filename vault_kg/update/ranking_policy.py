@@ -39,7 +39,11 @@ def unpack(last: Any) -> tuple[str, dict[str, float], dict[str, int], list[dict[
 
 
 def rank_graph(
-    cache: Any, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: Any, defer: str = "",
+    cache: Any,
+    nodes: dict[str, dict[str, Any]],
+    table: rank.EdgeTable,
+    result: Any,
+    defer: str = "",
 ) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
     """Ranks, node → community, and the community table for this run's graph (see above); `defer`: `RunSettings.defer`."""
     digest = rank.ranking_digest(nodes, table)

@@ -34,8 +34,7 @@ from vault_kg.update.noop_checks import OWED, artifacts_current, deps_changed, o
 from vault_kg.update.run_result import RunResult, fill_counts
 from vault_kg.update.run_state import Run
 
-__all__ = ["Stage", "assemble", "enrich", "extract", "post_assembly", "rank_nodes", "record", "relpath_in", "resolve", "scan",
-           "update_search_index", "write_artifacts"]
+__all__ = ["Stage", "assemble", "enrich", "extract", "post_assembly", "rank_nodes", "record", "relpath_in", "resolve", "scan", "update_search_index", "write_artifacts"]
 
 Stage = Callable[[Run], None]
 
@@ -288,9 +287,7 @@ def _unreadable_node(scope: Scope, rel: str, reason: str) -> dict[str, dict[str,
     return {m.file_id(rel): {"kind": m.FILE, "label": rel, "source": rel, "status": m.QUARANTINED, "quarantine": reason}}
 
 
-def _explicit(
-    scope: Scope, adapter: ScopeAdapter, paths: list[Path], known: KnownSources, result: RunResult
-) -> tuple[list[str], list[str]]:
+def _explicit(scope: Scope, adapter: ScopeAdapter, paths: list[Path], known: KnownSources, result: RunResult) -> tuple[list[str], list[str]]:
     """`kg update PATH...`: only these files; a missing one that we knew is a deletion."""
     candidates: list[str] = []
     removed: list[str] = []
@@ -333,7 +330,11 @@ def _explicit(
 
 
 def _ranking(
-    cache: ScopeCache, nodes: dict[str, dict[str, Any]], table: rank.EdgeTable, result: RunResult, defer: str,
+    cache: ScopeCache,
+    nodes: dict[str, dict[str, Any]],
+    table: rank.EdgeTable,
+    result: RunResult,
+    defer: str,
 ) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
     """PageRank and Leiden, or the last run's answer when nothing they read has changed (see `ranking`)."""
     from vault_kg.update.ranking_policy import rank_graph

@@ -24,8 +24,7 @@ def tag_ids(nodes: dict[str, dict[str, Any]]) -> set[str]:
     return {nid for nid, attrs in nodes.items() if attrs.get("kind") == m.TAG}
 
 
-def patch_tags(rel: str, old: m.Extraction, new: m.Extraction, nodes: dict[str, dict[str, Any]],
-               changed: dict[str, dict[str, Any] | None], parents: dict[str, list[dict[str, Any]]]) -> bool:
+def patch_tags(rel: str, old: m.Extraction, new: m.Extraction, nodes: dict[str, dict[str, Any]], changed: dict[str, dict[str, Any] | None], parents: dict[str, list[dict[str, Any]]]) -> bool:
     """Fill `changed` (node id → attributes, None: gone) with the tag nodes the edit changes and
     `parents` (owner → all its `tag_parent` edges) for the owners whose share changed. False when
     the last graph does not look like the fold of these notes (the whole route then decides)."""

@@ -60,9 +60,16 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.at)), "scope": self.scope,
-            "paths": self.paths, "whole_vault": self.whole, "extracted": self.extracted, "removed": self.removed,
-            "nodes": self.nodes, "edges": self.edges, "seconds": round(self.seconds, 3), "notices": self.notices,
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.at)),
+            "scope": self.scope,
+            "paths": self.paths,
+            "whole_vault": self.whole,
+            "extracted": self.extracted,
+            "removed": self.removed,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "seconds": round(self.seconds, 3),
+            "notices": self.notices,
             "error": self.error,
         }
 
@@ -72,10 +79,7 @@ def format_report(report: Report) -> str:
     if report.error:
         return f"{when} {report.scope}: {report.error}"
     what = "whole vault" if report.whole else f"{len(report.paths)} path(s)"
-    return (
-        f"{when} updated {report.scope} ({what}): {len(report.extracted)} extracted · {len(report.removed)} removed · "
-        f"{report.nodes} nodes · {report.edges} edges · {report.seconds:.2f}s"
-    )
+    return f"{when} updated {report.scope} ({what}): {len(report.extracted)} extracted · {len(report.removed)} removed · {report.nodes} nodes · {report.edges} edges · {report.seconds:.2f}s"
 
 
 def note_path(root: Path, path: str) -> str | None:
@@ -100,8 +104,12 @@ class VaultWatcher:
     """
 
     def __init__(
-        self, scope: Scope, on_report: Callable[[Report], None] | None = None, cfg: Any = None,
-        debounce: float = DEBOUNCE_S, max_delay: float = MAX_DELAY_S,
+        self,
+        scope: Scope,
+        on_report: Callable[[Report], None] | None = None,
+        cfg: Any = None,
+        debounce: float = DEBOUNCE_S,
+        max_delay: float = MAX_DELAY_S,
     ) -> None:
         if scope.kind != "vault":
             raise KgError(f"scope '{scope.name}' is a code scope; `kg watch` keeps a vault current")
@@ -243,10 +251,19 @@ class VaultWatcher:
         # a long-lived process: the model worker starts now (when the watcher was given the config)
         [result] = api.update_runs([self.scope], None if whole else [self.root / rel for rel in paths], long_lived=True, cfg=self.cfg, wake_model=self.cfg is not None)
         self.updates += 1
-        self.on_report(Report(
-            self.scope.name, paths, whole, result.extracted, result.removed, result.nodes, result.edges,
-            result.seconds, list(result.notices),
-        ))
+        self.on_report(
+            Report(
+                self.scope.name,
+                paths,
+                whole,
+                result.extracted,
+                result.removed,
+                result.nodes,
+                result.edges,
+                result.seconds,
+                list(result.notices),
+            )
+        )
 
 
 class _Handler:
@@ -271,7 +288,11 @@ class _Handler:
 
 
 def watch_vault(
-    scope: Scope, on_report: Callable[[Report], None], cfg: Any, timeout: float | None = None, once: bool = False,
+    scope: Scope,
+    on_report: Callable[[Report], None],
+    cfg: Any,
+    timeout: float | None = None,
+    once: bool = False,
     debounce: float = DEBOUNCE_S,
 ) -> int:
     """`kg watch`: watch in the foreground until Ctrl-C, SIGTERM, `timeout` seconds, or (`once`)

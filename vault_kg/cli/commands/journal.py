@@ -15,7 +15,6 @@ import typer
 from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit, vault_scope_of
 
 
-
 def _vault_and_tz(vault: Optional[Path]) -> tuple[Path, Any]:
     from episodic.dates import resolve_timezone
     from vault_kg.core.config import load_config, resolve_vault
@@ -60,9 +59,7 @@ def recall_command(
 
     root, tz = _vault_and_tz(vault)
     if today or yesterday:
-        days = ([*rc.day_range(tz, None, offset=1)] if yesterday else []) + (
-            [*rc.day_range(tz, None, offset=0)] if today else []
-        )
+        days = ([*rc.day_range(tz, None, offset=1)] if yesterday else []) + ([*rc.day_range(tz, None, offset=0)] if today else [])
         result = rc.recall_days(root, days, question="today" if today and not yesterday else "yesterday")
     elif not question.strip():
         raise KgError('nothing to recall: give a question (kg recall "what did I do yesterday") or --today')

@@ -17,7 +17,6 @@ from vault_kg.cli.commands.options import JsonOpt, OutOpt, VaultOpt, emit
 llm_app = typer.Typer(help="The local-model pass: a background worker asks Ollama about pending notes.\n\nExample: kg llm status", no_args_is_help=True)
 
 
-
 def _scope(vault: Optional[Path], out: Optional[Path] = None) -> Any:
     from vault_kg.core.scopes import vault_scope
 
@@ -114,6 +113,7 @@ def llm_status(vault: Optional[Path] = VaultOpt, out: Optional[Path] = OutOpt, a
     info = llm_worker.status(_scope(vault, out), load_config())
     emit(info, as_json, format_status)
 
+
 def llm_run(
     vault: Optional[Path] = VaultOpt,
     out: Optional[Path] = OutOpt,
@@ -139,6 +139,7 @@ def llm_run(
     info = {"worker": outcome, "pid": llm_worker.running(scope.out)}
     emit(info, as_json, lambda d: f"model worker: {d['worker']}; follow it with `kg llm status`")
 
+
 def llm_stop(vault: Optional[Path] = VaultOpt, out: Optional[Path] = OutOpt, as_json: bool = JsonOpt) -> None:
     """Stop the worker (it merges what it finished) and keep it stopped until `kg llm run`.
 
@@ -148,6 +149,7 @@ def llm_stop(vault: Optional[Path] = VaultOpt, out: Optional[Path] = OutOpt, as_
 
     info = llm_worker.stop(_scope(vault, out).out)
     emit(info, as_json, lambda d: f"stopped the model worker (pid {d['pid']})" if d["pid"] else "no model worker was running; it stays stopped until `kg llm run`")
+
 
 def llm_check(
     host: str = typer.Option(None, help="Ollama URL (default: config / OLLAMA_HOST)."),
@@ -174,6 +176,7 @@ def llm_check(
         "num_ctx": extractor.num_ctx,
     }
     emit(info, as_json, lambda d: f"ready: {d['model']} at {d['host']} (digest {str(d['digest'])[:12]}, context {d['context_length']})")
+
 
 def llm_extract(
     note: Path = typer.Argument(..., help="A markdown note."),
@@ -204,10 +207,7 @@ def llm_extract(
 def format_extraction(result: Any) -> str:
     """One line per verified entity and relation, then the call count and speed."""
     lines = [f"entity  {entity['name']} ({entity['type']}) line {entity['line']} {entity['confidence']}" for entity in result.entities]
-    lines += [
-        f"{rel['confidence']:<9} {rel['score']:.1f}  {rel['source']} -{rel['relation']}-> {rel['target']}  line {rel['line']}  ({rel['check']})"
-        for rel in result.relations
-    ]
+    lines += [f"{rel['confidence']:<9} {rel['score']:.1f}  {rel['source']} -{rel['relation']}-> {rel['target']}  line {rel['line']}  ({rel['check']})" for rel in result.relations]
     return "\n".join([*lines, f"{result.calls} model calls, {result.eval_tokens_per_s or 0:.1f} tok/s"])
 
 
@@ -216,4 +216,4 @@ def register(app: typer.Typer) -> None:
     for name, command in (("status", llm_status), ("run", llm_run), ("stop", llm_stop), ("check", llm_check), ("extract", llm_extract)):
         llm_app.command(name)(command)
     app.command("llm-check", hidden=True, help="Same as `kg llm check`.\n\nExample: kg llm-check --model qwen2.5:7b-instruct")(llm_check)
-    app.command("llm-extract", hidden=True, help="Same as `kg llm extract`.\n\nExample: kg llm-extract \"clients/Acme Corp.md\" --model qwen2.5:7b-instruct")(llm_extract)
+    app.command("llm-extract", hidden=True, help='Same as `kg llm extract`.\n\nExample: kg llm-extract "clients/Acme Corp.md" --model qwen2.5:7b-instruct')(llm_extract)

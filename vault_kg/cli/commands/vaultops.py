@@ -14,6 +14,7 @@ import typer
 
 from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit, vault_root
 
+
 def sync_command(
     status: bool = typer.Option(False, "--status", help="Show ahead/behind and uncommitted notes; change nothing."),
     init: bool = typer.Option(False, "--init", help="Set the vault up for syncing (git init if needed, ignore kg-out/, journal merge driver)."),

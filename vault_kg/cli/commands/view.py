@@ -61,8 +61,7 @@ def html_command(
         changed = write_page(source.parent, data)  # under the lock a background render takes: one writer
     except OSError as exc:
         raise KgError(f"{target}: cannot write ({exc.strerror}); check permissions") from exc
-    summary = {"path": str(target), "bytes": target.stat().st_size, "changed": changed,
-               "nodes": len(data["nodes"]), "edges": len(data.get("edges") or [])}
+    summary = {"path": str(target), "bytes": target.stat().st_size, "changed": changed, "nodes": len(data["nodes"]), "edges": len(data.get("edges") or [])}
     emit(summary, as_json, lambda d: f"{target}  ({d['nodes']} nodes, {d['bytes'] / 1e6:.1f} MB{'' if d['changed'] else ', unchanged'})")
     if open_page:
         webbrowser.open(target.resolve().as_uri())
@@ -87,9 +86,7 @@ def export_command(
         raise KgError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
     data = load_graph(graph_json_path(scope, vault))
     text = export(data, fmt)
-    summary: dict[str, Any] = {"format": fmt, "path": str(output) if output else None,
-                               "bytes": len(text.encode("utf-8")), "nodes": len(data["nodes"]),
-                               "edges": len(data.get("edges") or [])}
+    summary: dict[str, Any] = {"format": fmt, "path": str(output) if output else None, "bytes": len(text.encode("utf-8")), "nodes": len(data["nodes"]), "edges": len(data.get("edges") or [])}
     if output is not None:
         if not output.parent.is_dir():
             raise KgError(f"{output.parent}: folder does not exist; create it or pick another --output")
