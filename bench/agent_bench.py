@@ -106,7 +106,7 @@ def split_by_edit(results: dict[str, list[float]], name: str, parts: dict[str, i
     rows = list(results.items())
     at = [n for n, _ in rows].index(name) + 1
     halves = [(part, walls[parity::2]) for part, parity in parts.items()]
-    for (part, values), parity in zip(halves, parts.values()):
+    for (_part, values), parity in zip(halves, parts.values()):
         CPU[id(values)] = cpus[parity::2]
     results.clear()
     results.update(rows[:at] + halves + rows[at:])

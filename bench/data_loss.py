@@ -253,7 +253,7 @@ def cost(tmp: Path) -> None:
     print(f"kg retire in-process: median {1000 * statistics.median(times[1:]):.1f} ms over 20 runs (first run {1000 * times[0]:.0f} ms)")
     note.write_bytes(TRAPS.encode())
     runs = []
-    for i in range(5):
+    for _ in range(5):
         note.write_bytes(TRAPS.encode())
         start = time.perf_counter()
         proc = subprocess.run(

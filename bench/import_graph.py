@@ -51,17 +51,24 @@ def imported(root: Path, path: Path) -> set[str]:
     return found
 
 
+def _holds_code(path: Path) -> bool:
+    """Whether a package's `__init__.py` holds more than its docstring (a door that only describes the room is no module)."""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    return any(not (isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)) for node in body)
+
+
 def module_graph(root: Path, package: str) -> nx.DiGraph:
     """Modules of `package` (files; an empty `__init__.py` is no module) and who imports whom."""
     paths = {module_name(root, p): p for p in sorted((root / package).rglob("*.py"))}
-    modules = {name: p for name, p in paths.items() if p.name != "__init__.py" or p.read_text(encoding="utf-8").strip()}
+    modules = {name: p for name, p in paths.items() if p.name != "__init__.py" or _holds_code(p)}
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
+    packages = {name for name, p in paths.items() if p.name == "__init__.py" and name not in modules}
     for name, path in modules.items():
         for target in imported(root, path):
-            while target and target not in modules:
-                target = target.rpartition(".")[0]
-            if target and target != name:
+            while target and target not in modules and target not in packages:
+                target = target.rpartition(".")[0]  # `pkg.mod.func` -> `pkg.mod`; a package door that holds no code is no arrow
+            if target in modules and target != name:
                 graph.add_edge(name, target)
     return graph
 

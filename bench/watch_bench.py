@@ -85,7 +85,7 @@ async def mcp_latencies(vault: Path, env: dict[str, str], cwd: Path, runs: int) 
                 raise SystemExit("the MCP server never started watching its vault")
             await asyncio.sleep(POLL_S)
         await asyncio.sleep(3.0)  # the watcher's catch-up update at start
-        for i in range(runs):
+        for _ in range(runs):
             title = f"Watchbench {uuid.uuid4().hex[:10]}"  # one token no other note has
             (vault / "bench-watch").mkdir(exist_ok=True)
             (vault / "bench-watch" / f"{title}.md").write_text(note(title), encoding="utf-8")

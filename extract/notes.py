@@ -476,7 +476,7 @@ def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | N
 def _add_tag_parents(extractions: dict[str, m.Extraction], res: Resolution) -> None:
     owners: dict[str, str] = {}
     for relpath in sorted(extractions):
-        for nid, attrs in extractions[relpath].nodes.items():
+        for attrs in extractions[relpath].nodes.values():
             if attrs.get("kind") == m.TAG:
                 owners.setdefault(attrs["label"], relpath)
     add_tag_hierarchy(owners, res)

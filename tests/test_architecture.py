@@ -229,17 +229,10 @@ def face_reaches() -> set[tuple[str, str]]:
 # CLI's feature commands and the MCP server's note tools and view cache.
 KNOWN_FACE_REACHES: set[tuple[str, str]] = {
     ("hooks.dispatch", "vault_kg.jobs.reconcile"),  # the reconcile job runs in a hook process, to fail open like one
-    ("vault_kg.cli.commands.anchors", "vault_kg.anchors.check"),
-    ("vault_kg.cli.commands.anchors", "vault_kg.notes.anchor_repair"),
     ("vault_kg.cli.commands.journal", "episodic.dates"),
     ("vault_kg.cli.commands.journal", "episodic.recall"),
-    ("vault_kg.cli.commands.journal", "vault_kg.notes.notebook"),
     ("vault_kg.cli.commands.llm", "extract.llm"),
     ("vault_kg.cli.commands.llm", "vault_kg.jobs.model_worker"),
-    ("vault_kg.cli.commands.memory", "vault_kg.memory.ledger"),
-    ("vault_kg.cli.commands.notes", "vault_kg.memory.session_brief"),
-    ("vault_kg.cli.commands.notes", "vault_kg.notes.notebook"),
-    ("vault_kg.cli.commands.notes", "vault_kg.notes.remember"),
     ("vault_kg.cli.commands.vaultops", "vault_kg.notes.consolidate"),
     ("vault_kg.cli.commands.vaultops", "vault_kg.notes.gitops"),
     ("vault_kg.cli.commands.vaultops", "vault_kg.notes.journal_merge"),
@@ -378,3 +371,50 @@ def test_relative_imports_resolve_against_the_package(tmp_path: Path, monkeypatc
 def test_the_layer_rule(importer: str, imported: str, allowed: bool) -> None:
     """What the rule says of an import, one case per kind: a future upward import fails `test_every_import_points_down`."""
     assert _allowed(importer, imported) is allowed
+
+
+LIBRARY = ("vault_kg.api", "vault_kg.core", "vault_kg.storage", "vault_kg.anchors", "vault_kg.update", "vault_kg.jobs", "vault_kg.query", "vault_kg.memory", "vault_kg.notes")
+
+
+def missing_all() -> list[str]:
+    """Library modules without an `__all__`, or naming in it what they do not define or import."""
+    found = []
+    for module, path in _modules().items():
+        if path.name == "__init__.py" or not any(_within(module, room) for room in LIBRARY):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        declared = [node for node in tree.body if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["__all__"]]
+        if not declared:
+            found.append(f"{module}: no __all__")
+            continue
+        bound = {getattr(t, "id", "") for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign)) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])}
+        bound |= {el.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Tuple) for el in t.elts if isinstance(el, ast.Name)}
+        bound |= {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        bound |= {alias.asname or alias.name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        names = ast.literal_eval(declared[0].value)
+        found.extend(f"{module}: __all__ names {name}, which it does not define" for name in names if name not in bound)
+    return found
+
+
+def test_the_library_says_what_it_exports() -> None:
+    """Every module behind the front door lists its public names (`__all__`), and only names it has."""
+    assert missing_all() == []
+
+
+NEUTRAL = ("extract/code.py", "extract/code_scan.py", "extract/code_resolve.py")
+LANGUAGE_WORDS = ("go.mod", "tsconfig", "jsconfig", "package_clause", "package_declaration", "export_statement", "member_expression")
+
+
+def language_rules_outside_lang() -> list[str]:
+    """String constants in the language-neutral extractor that name one language's files or nodes."""
+    found = []
+    for rel in NEUTRAL:
+        for node in ast.walk(ast.parse((ROOT / rel).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value:  # docstrings may name them
+                found.extend(f"{rel}:{node.lineno} {word}" for word in LANGUAGE_WORDS if word in node.value)
+    return found
+
+
+def test_language_rules_live_in_extract_lang() -> None:
+    """go.mod, tsconfig/jsconfig, package clauses, JSX and default exports belong to their language's module in extract/lang/."""
+    assert language_rules_outside_lang() == []

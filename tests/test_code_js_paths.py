@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from extract.js_config import parse_jsonc
+from extract.lang.js_config import parse_jsonc
 from vault_kg.update.engine import RunResult, run
 from vault_kg.core.scopes import Scope
 

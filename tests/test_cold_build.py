@@ -157,11 +157,11 @@ def test_one_scan_redaction_equals_redacting_every_string() -> None:
         fast = extract_note(rel, data)
         original = redaction.redact_extraction
         redaction_module = sys.modules["extract.notes"]
-        setattr(redaction_module, "redact_extraction", lambda e: e)
+        redaction_module.redact_extraction = lambda e: e
         try:
             raw = extract_note(rel, data)
         finally:
-            setattr(redaction_module, "redact_extraction", original)
+            redaction_module.redact_extraction = original
         slow = _walk_everything(raw)
         assert (fast.nodes, fast.edges, [vars(r) for r in fast.refs], fast.meta, fast.text) == (slow.nodes, slow.edges, [vars(r) for r in slow.refs], slow.meta, slow.text), data
         checked += any(s.split("=")[-1][:12] in data.decode() for s in SECRETS)

@@ -11,7 +11,7 @@ import pytest
 
 from vault_kg.storage.cache import ScopeCache
 from vault_kg.update.engine import run
-from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
+from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
 from vault_kg.core.scopes import vault_scope
 
 from scratch_build import isolated_env, numbered_notes, scratch

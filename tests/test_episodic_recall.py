@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from collections import Counter
 from datetime import date, datetime
 from pathlib import Path

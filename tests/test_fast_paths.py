@@ -31,7 +31,7 @@ from vault_kg.cli import noop_update as quick_update
 from vault_kg.update import centrality as rank
 from vault_kg.storage import stat_snapshot
 from vault_kg.update.engine import run
-from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
+from vault_kg.update.run_state import COMMUNITIES, RunSettings
 from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, scratch

@@ -182,7 +182,7 @@ def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> N
     """Back-to-back hook updates (the background clustering not run yet) take the link patch,
     prose edits too (the prose patch keeps the last communities, which are due again); once
     clustered, the graph is a fresh build's."""
-    from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
+    from vault_kg.update.run_state import COMMUNITIES, RunSettings
 
     vault = _built(tmp_path)
     for i, (name, text) in enumerate([("Note 6.md", "see [[Note 10]]"), ("Note 8.md", "see [[Nowhere]] #topic/t2"), ("Note 6.md", "prose only"), ("Note 6.md", "")]):
@@ -208,7 +208,7 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
     runs them (ranks and artifacts deferred, `vault_kg.update.deferred_work`), with its background job run after
     every third edit, before the comparison."""
     from vault_kg.jobs import clustering as cluster_job
-    from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
+    from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
 
     vault = _vault(tmp_path / "v")
     run(vault_scope(vault))

@@ -5,7 +5,6 @@ date) on the library, the CLI and the MCP tool."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest

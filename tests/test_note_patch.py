@@ -227,7 +227,7 @@ def test_random_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeyp
     original = note_patch._record_note
 
     def counting(run_: object, new: object, graph: object, changed: bool) -> None:
-        patched.append(getattr(new, "source"))
+        patched.append(new.source)
         original(run_, new, graph, changed)  # type: ignore[arg-type]
 
     monkeypatch.setattr(note_patch, "_record_note", counting)

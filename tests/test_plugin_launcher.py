@@ -23,7 +23,6 @@ from fastmcp.client.transports import StdioTransport
 
 from conftest import REPO
 from hook_world import World, fake_kg, make_world, session_payload
-from vault_kg.jobs import reconcile
 from vault_kg.storage.layout import Layout
 from vault_kg import __version__
 

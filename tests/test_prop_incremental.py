@@ -53,7 +53,7 @@ from wikilink_oracle import differences, expected_edges, graph_edges
 from vault_kg.jobs import clustering as cluster_job
 from vault_kg.update.engine import run
 from vault_kg.core.projects import add_project
-from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
+from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
 from vault_kg.core.scopes import Scope, project_scope, vault_scope
 
 FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # fsync-free: tests logic, not the disk

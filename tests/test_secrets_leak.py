@@ -152,7 +152,7 @@ def test_the_secret_list_is_recognised() -> None:
 def test_no_secret_reaches_any_artifact_or_answer(leaky: dict[str, Path]) -> None:
     from episodic.transcript import journal_session
 
-    vault, repo = leaky["vault"], leaky["repo"]
+    vault = leaky["vault"]
     entry = journal_session(vault, leaky["transcript"], project="deployer")
     journal = (vault / entry.file).read_text(encoding="utf-8")
     assert "Deploy with" in journal
@@ -261,7 +261,7 @@ def test_secrets_typed_as_tags_or_link_targets_never_become_ids(tmp_path: Path) 
     assert len(ID_SAFE) >= 8, sorted(ID_SAFE)
     vault = tmp_path / "vault"
     vault.mkdir()
-    for i, (name, (secret, _)) in enumerate(ID_SAFE.items()):
+    for i, (_name, (secret, _)) in enumerate(ID_SAFE.items()):
         (vault / f"n{i}.md").write_text(
             f"---\nsummary: note {i}\ntags: [project/{secret}, scope/global]\n---\n# N{i}\n\n#ref/{secret} and [[{secret}]] and [x]({secret}.md)\n",
             encoding="utf-8",

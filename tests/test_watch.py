@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conftest import REPO, kg_process
+from conftest import kg_process
 from vault_kg.core.scopes import vault_scope
 from vault_kg.watch.watcher import Report, VaultWatcher, note_path
 

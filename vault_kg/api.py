@@ -19,6 +19,49 @@ from typing import Any, Callable
 
 from vault_kg.core.scopes import Scope
 
+__all__ = [
+    "PathLike",
+    "affected",
+    "anchor",
+    "brief",
+    "cache_problem",
+    "check",
+    "credit_turn",
+    "decide_write",
+    "explain",
+    "format_run",
+    "god_nodes",
+    "index_note_later",
+    "is_built",
+    "journal_session",
+    "lint",
+    "model_notice",
+    "neighbors",
+    "notes_dirtied",
+    "one_line",
+    "open_view",
+    "path",
+    "probe_noop",
+    "problems_of",
+    "push_recall",
+    "query",
+    "rebuild_in_background",
+    "recall",
+    "recall_with_text",
+    "record_brief",
+    "refresh_in_background",
+    "remember",
+    "render",
+    "renderer",
+    "renderers",
+    "reset_push_recall",
+    "session_brief",
+    "stats",
+    "update",
+    "update_runs",
+    "write_target",
+]
+
 PathLike = str | Path
 
 
@@ -180,11 +223,86 @@ def stats(scope: str | None = None, vault: PathLike | None = None, *, view: Any 
     return q.stats(view if view is not None else _view(scope, vault))
 
 
-def check(vault: PathLike | None = None, projects: list[str] | None = None, strict: bool = False) -> dict[str, Any]:
-    """Anchored notes whose code changed (all anchors, or only those into `projects`)."""
+def check(vault: PathLike | None = None, projects: list[str] | None = None, strict: bool = False, as_of: str | None = None) -> dict[str, Any]:
+    """Anchored notes whose code changed (all anchors, or only those into `projects`; `as_of`: as believed that day)."""
     from vault_kg.anchors.check import check as run
 
-    return run(_vault(vault), projects, strict)
+    return run(_vault(vault), projects, strict, as_of)
+
+
+def reanchor(note: str, vault: PathLike | None = None) -> dict[str, Any]:
+    """Move a dirty note's anchors to where the same code now stands (same name and hash; never fuzzy)."""
+    from vault_kg.notes.anchor_repair import reanchor as run
+
+    return run(_vault(vault), note)
+
+
+def accept(note: str, vault: PathLike | None = None) -> dict[str, Any]:
+    """Take a dirty note's anchored code as it is now: its anchors' hashes recorded again."""
+    from vault_kg.notes.anchor_repair import accept as run
+
+    return run(_vault(vault), note)
+
+
+def supersede(old: str, new: str, vault: PathLike | None = None, on: str | None = None) -> dict[str, Any]:
+    """Mark `old` as superseded by `new` (history appended, never rewritten)."""
+    from vault_kg.notes.anchor_repair import supersede as run
+
+    return run(_vault(vault), old, new, on)
+
+
+def retire(note: str, reason: str, vault: PathLike | None = None, on: str | None = None) -> dict[str, Any]:
+    """Retire a note with a reason (it stays, marked superseded by nothing)."""
+    from vault_kg.notes.anchor_repair import retire as run
+
+    return run(_vault(vault), note, reason, on)
+
+
+def read_note(name: str, vault: PathLike | None = None) -> Any:
+    from vault_kg.notes.notebook import read_note as run
+
+    return run(_vault(vault), name)
+
+
+def list_notes(vault: PathLike | None = None, folder: str | None = None, tag: str | None = None, since_days: float | None = None, limit: int = 50, sort: str = "recent") -> Any:
+    from vault_kg.notes.notebook import list_notes as run
+
+    return run(_vault(vault), folder, tag, since_days, limit, sort)
+
+
+def append_note(name: str, text: str, vault: PathLike | None = None, *, long_lived: bool = False) -> Any:
+    """Append to a note through the one guarded write, and update the graph."""
+    from vault_kg.notes.notebook import append_note as run
+
+    return run(_vault(vault), name, text, long_lived=long_lived)
+
+
+def edit_note(name: str, old_text: str, new_text: str, vault: PathLike | None = None, replace_all: bool = False, *, long_lived: bool = False) -> Any:
+    """Replace text in a note through the one guarded write, and update the graph."""
+    from vault_kg.notes.notebook import edit_note as run
+
+    return run(_vault(vault), name, old_text, new_text, replace_all, long_lived=long_lived)
+
+
+def journal_add(text: str, vault: PathLike | None = None, project: str | None = None) -> Any:
+    """Append a timestamped entry to today's journal note."""
+    from vault_kg.notes.notebook import journal_add as run
+
+    return run(_vault(vault), text, project)
+
+
+def recent(vault: PathLike | None = None, days: float = 1.0, limit: int = 50) -> Any:
+    """What changed in the vault lately: notes edited, journal entries."""
+    from vault_kg.notes.notebook import recent as run
+
+    return run(_vault(vault), days, limit)
+
+
+def ledger(vault: PathLike | None = None) -> dict[str, Any]:
+    """The vault's notes sorted into working, redundant, dormant and prunable, from the recall log."""
+    from vault_kg.memory.ledger import ledger as run
+
+    return run(_vault(vault))
 
 
 def anchor(note: str, to: str, vault: PathLike | None = None, project: str | None = None) -> dict[str, Any]:
@@ -376,6 +494,27 @@ def renderers() -> dict[str, Callable[[Any], str]]:
         "brief": format_brief,
         "lint": format_lint,
         "stats": q.format_stats,
+        **_note_renderers(),
+    }
+
+
+def _note_renderers() -> dict[str, Callable[[Any], str]]:
+    from vault_kg.memory.ledger import format_ledger
+    from vault_kg.notes import anchor_repair as repair
+    from vault_kg.notes import notebook as nb
+
+    return {
+        "reanchor": repair.format_reanchor,
+        "accept": repair.format_accept,
+        "supersede": repair.format_supersede,
+        "retire": repair.format_retire,
+        "read_note": nb.format_read,
+        "list_notes": nb.format_list,
+        "append_note": nb.format_write,
+        "edit_note": nb.format_write,
+        "journal_add": nb.format_entry,
+        "recent": nb.format_recent,
+        "ledger": format_ledger,
     }
 
 

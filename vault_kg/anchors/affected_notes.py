@@ -15,6 +15,8 @@ from typing import Any
 from vault_kg.core import model as m
 from vault_kg.core.errors import KgError
 
+__all__ = ["CODE_KINDS", "default_vault", "dotted_symbol", "vault_notes"]
+
 CODE_KINDS = (m.CLASS, m.FUNCTION, m.METHOD, m.MODULE)
 
 

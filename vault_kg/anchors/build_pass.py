@@ -18,6 +18,8 @@ from vault_kg.core.config import config_path, load_config
 from vault_kg.core.errors import KgError
 from vault_kg.core.passes import CacheView, PassContext, ScopeView
 
+__all__ = ["DAY_META", "annotate", "assemble", "check_mode", "enrich", "post_assembly"]
+
 DAY_META = "anchors_day"  # the day the anchors were last evaluated on (None: not evaluated)
 
 

@@ -19,6 +19,8 @@ from vault_kg.core.config import Config, load_config
 from vault_kg.core.errors import KgError
 from vault_kg.core.scopes import Scope, vault_scope
 
+__all__ = ["check", "dirty_notes_for_paths", "format_check"]
+
 
 def _owners_from_graph(vault: Scope) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Entities and sections of the last vault build (read-only; empty when there is none)."""

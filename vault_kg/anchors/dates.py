@@ -13,6 +13,8 @@ from typing import Any
 from vault_kg.core.config import Config
 from vault_kg.core.errors import KgError
 
+__all__ = ["as_date", "parse_date", "today", "valid_at"]
+
 
 def as_date(value: Any) -> dt.date | None:
     """A frontmatter date (`2024-06-01`, a datetime, or an ISO string) as a date; None if absent."""

@@ -11,6 +11,8 @@ from pathlib import Path
 from vault_kg.core.config import Config
 from vault_kg.core.errors import KgError
 
+__all__ = ["notes_dirtied"]
+
 
 def notes_dirtied(project: str, relpaths: list[str], vault: Path | None = None, cfg: Config | None = None) -> list[str]:
     """One line per anchored vault note that editing `relpaths` (files of `project`) just made dirty.

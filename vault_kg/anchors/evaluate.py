@@ -26,6 +26,25 @@ from vault_kg.core import model as m
 from vault_kg.core.scopes import Scope
 from vault_kg.storage.layout import Layout
 
+__all__ = [
+    "Anchor",
+    "Dirty",
+    "Evaluation",
+    "NoteIndex",
+    "REPAIR_ACTIONS",
+    "Resolver",
+    "WINDOW_KEYS",
+    "anchor_reason",
+    "cache_path",
+    "evaluate",
+    "load_records",
+    "owned_stale",
+    "owners_from_nodes",
+    "parse_anchors",
+    "record_from_bytes",
+    "record_from_frontmatter",
+]
+
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 WINDOW_KEYS = ("valid_from", "valid_to", "superseded_by", "supersedes", "retired")
 REPAIR_ACTIONS = ("anchor", "accept", "reanchor")

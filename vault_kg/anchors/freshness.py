@@ -17,6 +17,8 @@ from typing import Any
 
 from vault_kg.core import model as m
 
+__all__ = ["Freshness", "READ_TIME", "stale_now"]
+
 READ_TIME = " (seen at read time; `kg update` records it)"
 
 

@@ -29,6 +29,23 @@ from extract.links import HEADING_RE, heading_text, line_roles
 from vault_kg.core.model import LOCATOR_SEP
 from vault_kg.core.store import atomic_write
 
+__all__ = [
+    "CACHE_VERSION",
+    "Lookup",
+    "MARKDOWN_EXTENSIONS",
+    "RACY_NS",
+    "SymbolCache",
+    "is_code",
+    "is_markdown",
+    "markdown_spans",
+    "qualname",
+    "spans_of",
+    "split_locator",
+    "supported",
+    "supported_extensions",
+    "symbol_name",
+]
+
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 CACHE_VERSION = 1
 RACY_NS = 2_000_000_000

@@ -13,6 +13,7 @@ from vault_kg import __version__
 from vault_kg.core import config as cfgmod
 from vault_kg.core.errors import KgError
 from vault_kg.core.scopes import Scope, resolve_scopes
+from vault_kg.cli.commands.options import AsOfOpt, JsonOpt, OutOpt, ScopeOpt, StaleOpt, VaultOpt, emit
 
 app = typer.Typer(
     name="kg",
@@ -27,8 +28,6 @@ project_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(project_app, name="project")
-
-from vault_kg.cli.commands.options import AsOfOpt, JsonOpt, OutOpt, ScopeOpt, StaleOpt, VaultOpt, emit
 
 
 def _print_version(value: bool) -> None:

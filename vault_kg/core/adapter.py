@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 from vault_kg.core.model import Extraction
 
+__all__ = ["Resolution", "ScopeAdapter", "SourceSkip"]
+
 
 @dataclass
 class Resolution:

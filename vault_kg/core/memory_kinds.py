@@ -18,6 +18,22 @@ from typing import Any
 
 from vault_kg.core import model as m
 
+__all__ = [
+    "CODE",
+    "CODE_KINDS",
+    "DATE_KEYS",
+    "EPISODIC_KINDS",
+    "Filters",
+    "JOURNAL",
+    "JOURNAL_SOURCE_RE",
+    "KIND_CHOICES",
+    "is_episodic",
+    "journal_day",
+    "kind_of",
+    "make_filters",
+    "node_date",
+]
+
 JOURNAL = "journal"
 CODE = "code"
 JOURNAL_SOURCE_RE = re.compile(r"^journal/(\d{4})-(\d{2})-(\d{2})\.md$")

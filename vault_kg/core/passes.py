@@ -31,6 +31,8 @@ from typing import Any, Protocol
 
 from vault_kg.core.model import Extraction
 
+__all__ = ["CacheView", "Edge", "Node", "Pass", "PassContext", "ResultView", "ScopeView"]
+
 Node = dict[str, Any]
 Edge = dict[str, Any]
 

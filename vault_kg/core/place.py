@@ -13,6 +13,8 @@ from pathlib import Path
 from vault_kg.core.config import Config, find_repo_upwards, find_vault, load_config
 from vault_kg.core.scopes import project_at
 
+__all__ = ["Place", "locate"]
+
 
 @dataclass
 class Place:

@@ -9,6 +9,8 @@ from vault_kg.core import config as cfgmod
 from vault_kg.core.errors import KgError
 from vault_kg.core.store import atomic_write
 
+__all__ = ["add_project", "remove_project"]
+
 
 def _read_config() -> tuple[Path, Any]:
     import tomlkit

@@ -9,6 +9,8 @@ from pathlib import Path
 from vault_kg.core.config import OUT_DIRNAME, Config, load_config, resolve_vault
 from vault_kg.core.errors import KgError
 
+__all__ = ["Scope", "VAULT", "detect_project", "project_at", "project_scope", "resolve_scopes", "vault_scope"]
+
 VAULT = "vault"
 
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["PLACEHOLDER", "find_secrets", "may_hold_secret", "redact", "redact_data", "trigger_starts"]
+
 PLACEHOLDER = "[REDACTED:{kind}]"
 
 

@@ -14,6 +14,8 @@ from typing import Any, Iterator, Sequence
 
 from vault_kg.core.errors import KgError, StoreBusy
 
+__all__ = ["LOCK_TIMEOUT_S", "atomic_write", "dumps_json", "load_json", "scope_lock", "sweep_temp", "write_if_changed"]
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 LOCK_TIMEOUT_S = float(os.environ.get("KG_LOCK_TIMEOUT", "120"))

@@ -18,6 +18,8 @@ from vault_kg.core.errors import KgError
 from vault_kg.core.secrets import find_secrets
 from vault_kg.core.store import atomic_write
 
+__all__ = ["RESERVED_FOLDERS", "check_writable", "refuse_secrets", "safe_relpath", "write_checked", "write_plain"]
+
 # Folders the vault scanner never reads (extract.notes.SKIP_DIRS): a note written there would never
 # reach the graph, and `kg-out/` holds artifacts. Compared case-insensitively, because on a
 # case-insensitive file system `KG-OUT/x.md` is `kg-out/x.md`.

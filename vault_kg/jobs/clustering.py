@@ -14,7 +14,6 @@ otherwise). At most one job runs and one waits per scope, like the graph.html re
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 from vault_kg.core.scopes import Scope
 from vault_kg.jobs.launcher import CHECKOUT, lock_held, one_runs_one_waits, reported, spawn
 from vault_kg.storage.layout import Layout
+
+__all__ = ["QUEUED_GRACE_S", "ROUNDS", "after_run", "install", "launch", "main", "owed", "running", "settle", "snapshot"]
 
 ROUNDS = 3
 QUEUED_GRACE_S = 60.0  # a job that has not taken its lock this long after launch never will
@@ -58,10 +59,8 @@ def launch(scope: Scope) -> None:
 
 def snapshot(out: Path) -> tuple[str, dict[str, dict[str, Any]], Any, dict[str, float]] | None:
     """(digest, nodes, edge table, ranks) of the committed graph when its communities are behind."""
-    import orjson
 
     from vault_kg.update import centrality as rank
-    from vault_kg.core import store
     from vault_kg.storage.layout import Layout
     from vault_kg.storage.cache import ranking_snapshot
     from vault_kg.update.ranking_policy import BLOB, unpack
@@ -83,7 +82,6 @@ def snapshot(out: Path) -> tuple[str, dict[str, dict[str, Any]], Any, dict[str, 
 
 def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[str, int], communities: list[dict[str, Any]]) -> bool:
     """Store the clustering if the cache still holds the graph it was computed on."""
-    from vault_kg.core import store
     from vault_kg.storage.cache import ScopeCache
     from vault_kg.update.noop_checks import OWED, owed_owners
     from vault_kg.update.ranking_policy import BLOB, unpack
@@ -135,7 +133,6 @@ def settle(scope: Scope) -> bool:
 
 def owed(out: Path) -> bool:
     """Whether a hook left ranks and artifacts behind the graph in `out`'s cache (`vault_kg.update.deferred_work`)."""
-    import orjson
 
     from vault_kg.storage.cache import meta_value
     from vault_kg.update.noop_checks import OWED

@@ -36,6 +36,31 @@ from vault_kg.jobs.launcher import CHECKOUT, spawn
 from vault_kg.storage.layout import Layout
 from vault_kg.jobs.launcher import stop as end
 
+__all__ = [
+    "BATCH_NOTES",
+    "BATCH_SECONDS",
+    "CONSECUTIVE_FAILURES_TO_STOP",
+    "DOWN_BACKOFF_S",
+    "LOG_MAX_BYTES",
+    "NOTE_BACKOFF_S",
+    "RATE_WINDOW",
+    "RECENT_SLACK_S",
+    "Worker",
+    "after_update",
+    "counts",
+    "notice",
+    "pending_notes",
+    "rate_per_minute",
+    "read_state",
+    "run_worker",
+    "running",
+    "status",
+    "stop",
+    "update_state",
+    "wake",
+    "worker_dir",
+]
+
 BATCH_NOTES = 25
 BATCH_SECONDS = 15.0
 DOWN_BACKOFF_S = (30.0, 3600.0)  # first delay, cap: doubles with each failed start
@@ -539,7 +564,8 @@ def run_worker(root: Path, out: Path, after: int | None = None) -> int:
         import traceback
 
         log(f"failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-        update_state(out, lambda s: s.update(last_error=f"worker failed: {type(exc).__name__}: {exc} (see {Layout(Path(out)).worker_log})"))
+        failure = f"worker failed: {type(exc).__name__}: {exc} (see {Layout(Path(out)).worker_log})"
+        update_state(out, lambda s: s.update(last_error=failure))
         return 1
     finally:
         update_state(out, lambda s: s.update(pid=None))

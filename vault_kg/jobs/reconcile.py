@@ -20,6 +20,8 @@ from typing import Any
 from vault_kg.storage.layout import Layout, out_dir
 from vault_kg.jobs.launcher import CHECKOUT, spawn
 
+__all__ = ["DAY_S", "RUNNING_GRACE_S", "age_days", "due", "handle", "index_later", "launch", "refresh", "running"]
+
 RUNNING_GRACE_S = 3600.0
 DAY_S = 86400.0
 

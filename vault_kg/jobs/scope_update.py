@@ -14,6 +14,8 @@ from typing import Any
 from vault_kg.core.config import Config
 from vault_kg.core.scopes import Scope
 
+__all__ = ["format_run", "problems_of", "update_scope", "wake_jobs"]
+
 
 def update_scope(
     scope: Scope,

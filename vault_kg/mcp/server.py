@@ -31,7 +31,6 @@ from pydantic import ValidationError as PydanticValidationError
 
 from vault_kg import __version__, api
 from vault_kg.query import verbs as q
-from vault_kg.core import store
 from vault_kg.storage.layout import Layout
 from vault_kg.core.config import load_config
 from vault_kg.core.errors import KgError

@@ -10,13 +10,14 @@ Nothing here speaks to the agent.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from vault_kg.anchors.anchored_index import iter_anchored, open_cache
 from vault_kg.storage.light_reads import CacheError, note_rows
 from vault_kg.core.config import Config
+
+__all__ = ["anchored_notes", "cited", "credit_turn", "note_labels", "project_files"]
 
 
 def anchored_notes(vault: Path, files: list[tuple[str, str]]) -> list[str]:

@@ -22,6 +22,27 @@ from typing import Any
 
 from vault_kg.core.config import Config, inside
 
+__all__ = [
+    "Decision",
+    "GLOBAL_TAG",
+    "GUARDED_TOOLS",
+    "JOURNAL",
+    "MARKDOWN_SUFFIXES",
+    "PROMOTION",
+    "REPO_NOTE",
+    "decide",
+    "journal_day",
+    "new_global_tag",
+    "note_shaped",
+    "note_tags",
+    "past_day_rewrite",
+    "project_of",
+    "proposed_text",
+    "read_text",
+    "target_path",
+    "today_for",
+]
+
 GUARDED_TOOLS = ("Write", "Edit", "MultiEdit")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 GLOBAL_TAG = "scope/global"

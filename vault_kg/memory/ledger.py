@@ -36,6 +36,8 @@ from vault_kg.memory.push_recall import terms
 from vault_kg.memory.recall_log import entries, log_path
 from vault_kg.core.scopes import Scope
 
+__all__ = ["CODE_SAYS_IT", "HEADINGS", "QUADRANTS", "Row", "SHOWN", "code_coverage", "format_ledger", "ledger", "words"]
+
 CODE_SAYS_IT = 0.8
 QUADRANTS = ("working", "redundant", "dormant", "prunable")
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

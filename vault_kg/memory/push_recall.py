@@ -34,6 +34,34 @@ from vault_kg.query.search import STOPWORDS, TOKEN_RE, WEIGHTS
 from vault_kg.storage.layout import Layout, out_dir
 from vault_kg.storage.light_reads import CacheError, Connection, note_rows, search_names
 
+__all__ = [
+    "CANDIDATES",
+    "CLOSE",
+    "Candidate",
+    "HIDDEN",
+    "MAX_PROMPT_CHARS",
+    "OPEN",
+    "STATE_MAX_AGE_S",
+    "SUMMARY_TERMS_FOR_FULL",
+    "TITLE_WEIGHT",
+    "anchored_to",
+    "candidates",
+    "choose",
+    "eligible",
+    "injected_this_session",
+    "load_state",
+    "mark_used",
+    "named_files",
+    "recall_for_prompt",
+    "render",
+    "reset_window",
+    "save_state",
+    "state_path",
+    "stem",
+    "strength",
+    "terms",
+]
+
 CANDIDATES = 8
 MAX_PROMPT_CHARS = 4000
 STATE_MAX_AGE_S = 14 * 86400

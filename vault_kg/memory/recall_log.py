@@ -18,6 +18,8 @@ from typing import Any, Iterable, Iterator
 
 from vault_kg.storage.layout import Layout, out_dir
 
+__all__ = ["MAX_BYTES", "MAX_QUERY_CHARS", "VIAS", "entries", "log_path", "record", "record_hits"]
+
 MAX_BYTES = 4_000_000
 MAX_QUERY_CHARS = 300
 VIAS = ("query", "explain", "brief", "push", "mcp-query", "mcp-explain", "credit")

@@ -26,6 +26,25 @@ from vault_kg.core.scopes import Scope
 from vault_kg.core.vault_guard import safe_relpath
 from vault_kg.notes.vault_write import prepare_note, write_note
 
+__all__ = [
+    "MAX_CANDIDATES",
+    "NoteText",
+    "accept",
+    "add_anchor",
+    "format_accept",
+    "format_anchor",
+    "format_reanchor",
+    "format_retire",
+    "format_supersede",
+    "read_note",
+    "reanchor",
+    "resolve_note",
+    "retire",
+    "supersede",
+    "wikilink",
+    "write",
+]
+
 _DUPLICATE = re.compile(r" \(\d+\)$")
 MAX_CANDIDATES = 10
 

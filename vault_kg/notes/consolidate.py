@@ -28,6 +28,36 @@ from typing import Any
 from vault_kg.core import model as m
 from vault_kg.core.errors import KgError
 
+__all__ = [
+    "COMMON_SHINGLE_NOTES",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
+    "DEFAULT_SIMILARITY",
+    "LIKELY_TARGET_RATIO",
+    "MIN_BODY_WORDS",
+    "MIN_SPLIT_SECTIONS",
+    "Note",
+    "PLAN_KEY",
+    "PLAN_VERSION",
+    "SCOPE_FALLBACK",
+    "SHINGLE_WORDS",
+    "SKIP_FOLDERS",
+    "TOPIC_FALLBACK",
+    "apply",
+    "format_applied",
+    "format_plan_summary",
+    "h2_title",
+    "load_notes",
+    "name_key",
+    "paragraphs",
+    "plan",
+    "read_plan",
+    "render_markdown",
+    "sha256",
+    "shingles",
+    "split_head",
+]
+
 PLAN_VERSION = 1
 PLAN_KEY = "kg_consolidate_plan"
 SHINGLE_WORDS = 5

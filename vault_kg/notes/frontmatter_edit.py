@@ -26,6 +26,8 @@ from typing import Any, Callable
 
 from vault_kg.core.errors import KgError
 
+__all__ = ["BOM", "EditableFrontmatter", "Fresh", "NOTHING_WRITTEN", "STR_TAG", "edit_text", "read_frontmatter", "same"]
+
 BOM = "\ufeff"
 _OPEN_RE = re.compile(r"---[ \t]*(\r?\n)")
 _CLOSE_RE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)

@@ -15,6 +15,22 @@ from pathlib import Path
 
 from vault_kg.core.errors import KgError
 
+__all__ = [
+    "GIT_TIMEOUT_S",
+    "Repo",
+    "git_env",
+    "head",
+    "identity_missing",
+    "is_repo",
+    "last_line",
+    "open_repo",
+    "operation_in_progress",
+    "run_git",
+    "status_entries",
+    "unmerged_paths",
+    "z_split",
+]
+
 GIT_TIMEOUT_S = float(os.environ.get("KG_GIT_TIMEOUT", "300"))
 
 

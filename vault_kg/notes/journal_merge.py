@@ -15,6 +15,8 @@ from datetime import date
 
 from episodic.journal import is_kg_frontmatter, parse_entries, render_frontmatter
 
+__all__ = ["DayNote", "merge_day", "split_day"]
+
 _FRONTMATTER_RE = re.compile(r"\A---\n(.*?\n)?---\n", re.DOTALL)
 _BLOCK_START_RE = re.compile(r"^#{1,2}\s")
 _ENTRY_RE = re.compile(r"^## (\d{2}:\d{2})(?: · (?:.*\S|\s+?))?\s*$")

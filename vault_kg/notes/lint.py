@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vault_kg.core import model as m
-from vault_kg.core import store
 from vault_kg.storage.layout import Layout
 from vault_kg.core.scopes import Scope
+
+__all__ = ["Problem", "check_note", "format_lint", "lint"]
 
 
 @dataclass(frozen=True)

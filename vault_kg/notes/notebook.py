@@ -23,6 +23,29 @@ from typing_extensions import NotRequired, TypedDict  # pydantic needs it for ou
 from vault_kg.core.errors import KgError
 from vault_kg.core.scopes import Scope
 
+__all__ = [
+    "JOURNAL_DIR",
+    "JournalEntry",
+    "MAX_READ_BYTES",
+    "NoteList",
+    "NoteRow",
+    "NoteText",
+    "NoteWrite",
+    "Recent",
+    "append_note",
+    "edit_note",
+    "format_entry",
+    "format_list",
+    "format_read",
+    "format_recent",
+    "format_write",
+    "journal_add",
+    "list_notes",
+    "note_path",
+    "read_note",
+    "recent",
+]
+
 MAX_READ_BYTES = 1_000_000
 JOURNAL_DIR = "journal"
 
@@ -271,8 +294,6 @@ def _editable(vault: Scope, name: str) -> tuple[str, str]:
 def _save(vault: Scope, rel: str, old: str, new: str, added: str, action: str, long_lived: bool) -> NoteWrite:
     """Write through the one guarded write (only `added` is scanned for secrets), then update the graph."""
     from extract.notes import extract_note
-
-    from vault_kg.core import store
 
     from vault_kg.storage.layout import Layout
     from vault_kg.notes.lint import check_note

@@ -22,11 +22,34 @@ import orjson
 from extract.notes import MAX_NOTE_BYTES
 
 from vault_kg.core import model as m
-from vault_kg.core import store
 from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError
 from vault_kg.core.safe_read import read_regular
 from vault_kg.core.scopes import Scope
+
+__all__ = [
+    "Candidate",
+    "DEFAULT_MIN_SCOPES",
+    "Evidence",
+    "GLOBAL_TAG",
+    "IGNORED_TAG_ROOTS",
+    "LINK_RELATIONS",
+    "MIN_STATEMENT_CHARS",
+    "MIN_STATEMENT_WORDS",
+    "PROMOTED_FOLDER",
+    "QUOTE_CHARS",
+    "SCOPE_PREFIXES",
+    "draft",
+    "find_candidate",
+    "format_promoted",
+    "format_suggestions",
+    "load_graph",
+    "normalize_statement",
+    "note_name",
+    "promote",
+    "scopes_of",
+    "suggest",
+]
 
 DEFAULT_MIN_SCOPES = 3
 GLOBAL_TAG = "scope/global"

@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vault_kg.core import store
 
 from vault_kg.storage.layout import Layout
 from vault_kg.core.scopes import Scope
+
+__all__ = ["format_remember", "remember_note"]
 
 
 def remember_note(

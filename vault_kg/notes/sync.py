@@ -39,6 +39,26 @@ from vault_kg.notes.journal_merge import merge_day
 from vault_kg.core.secrets import find_secrets
 from vault_kg.core.store import atomic_write
 
+__all__ = [
+    "ATTRIBUTE_LINE",
+    "DRIVER_NAME",
+    "IGNORE_LINE",
+    "JOURNAL_PATTERN",
+    "MAX_REBASE_STEPS",
+    "MAX_SECRET_SCAN_BYTES",
+    "SECRET_SCAN_OVERLAP",
+    "SyncConflict",
+    "SyncReport",
+    "SyncStatus",
+    "driver_command",
+    "format_report",
+    "format_status",
+    "scan_file",
+    "setup",
+    "status",
+    "sync",
+]
+
 JOURNAL_PATTERN = "journal/*.md"
 DRIVER_NAME = "kg-journal"
 ATTRIBUTE_LINE = f"{JOURNAL_PATTERN} merge={DRIVER_NAME}"
@@ -381,7 +401,6 @@ def _update_graph(repo: Repo, scope: Any) -> dict[str, Any]:
     updated for; the notes changed since then (pulled, committed here, or resolved by hand after
     a conflict) are the ones re-extracted. Without that record: a full (still incremental) run.
     """
-    from vault_kg.core import store
     from vault_kg.storage.layout import Layout
     from vault_kg.jobs.scope_update import update_scope
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from vault_kg.core.errors import KgError
 from vault_kg.core.vault_guard import check_writable, refuse_secrets, safe_relpath, write_checked
 
+__all__ = ["check_not_promoting", "check_text", "prepare_note", "render_note", "write_note"]
+
 
 def check_text(relpath: str, text: str, contract: bool = True, scan: str | None = None) -> None:
     """Refuse secrets always (in `scan`, the new part, when given), and contract violations when `contract` is set."""

@@ -12,12 +12,13 @@ from typing import Any
 import orjson
 
 from vault_kg.core import model as m
-from vault_kg.core import store
 from vault_kg.storage.layout import Layout
 from vault_kg.storage.cache import GraphReader
 from vault_kg.core.errors import KgError
 from vault_kg.query.shared_reads import KeptReads
 from vault_kg.core.scopes import Scope
+
+__all__ = ["GraphView", "HIDDEN_STATUSES", "WALK_SKIPS", "load_view", "read_time_check"]
 
 HIDDEN_STATUSES = {m.STALE, m.SUPERSEDED}
 WALK_SKIPS = (m.TAGGED, m.TAG_PARENT)  # relations a query's expansion never follows

@@ -14,6 +14,8 @@ from vault_kg.storage.light_reads import DatabaseError
 if TYPE_CHECKING:  # push-recall imports the constants on the hook's fast path: no cache module
     from vault_kg.storage.cache import GraphReader
 
+__all__ = ["STOPWORDS", "TOKEN_RE", "WEIGHTS", "query_terms", "search"]
+
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 # Column weights for bm25(): label counts most, then aliases and summary, then the body.
 WEIGHTS = (8.0, 4.0, 3.0, 1.0)

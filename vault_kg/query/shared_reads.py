@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["KeptReads", "ROWS_KEPT", "WALK_STEPS_KEPT"]
+
 ROWS_KEPT = 20_000  # node rows as stored (about 1.5 KB each, parsed)
 WALK_STEPS_KEPT = 100_000  # walk steps (about 0.35 KB each)
 

@@ -14,7 +14,6 @@ import orjson
 
 from vault_kg.core import model as m
 from vault_kg.query import search
-from vault_kg.core import store
 from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError
 from vault_kg.query.graph_view import WALK_SKIPS, GraphView, load_view
@@ -22,6 +21,36 @@ from vault_kg.core.scopes import Scope
 from vault_kg.core.agent_text import one_line
 from vault_kg.core.safe_read import read_regular
 from vault_kg.core.memory_kinds import Filters, is_episodic
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "DEPENDS_RELATIONS",
+    "FILTERED_SEED_FACTOR",
+    "HUB_KINDS",
+    "HUB_RELATIONS",
+    "MAX_BUDGET",
+    "MAX_DEPTH",
+    "SNIPPET_CHARS",
+    "SNIPPET_READ_BYTES",
+    "affected",
+    "estimate_tokens",
+    "explain",
+    "format_affected",
+    "format_explain",
+    "format_god_nodes",
+    "format_hit",
+    "format_neighbors",
+    "format_path",
+    "format_query",
+    "format_stats",
+    "god_nodes",
+    "neighbors",
+    "path",
+    "query",
+    "snippet",
+    "stats",
+    "view_label",
+]
 
 HUB_RELATIONS = frozenset(WALK_SKIPS)  # never followed by a query's expansion; `path` only as a last resort
 HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
@@ -438,7 +467,7 @@ def format_explain(answer: dict[str, Any]) -> str:
     if n.get("anchor"):
         out.append(f"  anchor: {one_line(n['anchor'].get('locator'))} #{one_line(n['anchor'].get('hash'))[:12]}")
     out.append(f"  rank: {n.get('rank', 0):.3f}  community: {n.get('community', '-')}")
-    for title, groups, arrow in (("outgoing", answer["outgoing"], "→"), ("incoming", answer["incoming"], "←")):
+    for _title, groups, arrow in (("outgoing", answer["outgoing"], "→"), ("incoming", answer["incoming"], "←")):
         for relation in sorted(groups):
             items = groups[relation]
             shown = ", ".join(f"{one_line(i['label'])}{' [' + i['status'].upper() + ']' if i['status'] != m.LIVE else ''}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])

@@ -29,6 +29,32 @@ from vault_kg.storage.cache_file import SCHEMA, connect
 from vault_kg.core.errors import KgError
 from vault_kg.core.model import HOT_META, Extraction
 
+__all__ = [
+    "COLD_FIELDS",
+    "DDL",
+    "DOC_ROWS",
+    "Deferred",
+    "EDGE_INDEXES",
+    "EDGE_INDEX_DDL",
+    "GraphReader",
+    "Kept",
+    "KnownSources",
+    "NodeRows",
+    "STAT_INDEX",
+    "ScopeCache",
+    "StoredExtraction",
+    "StoredGroups",
+    "decode_extraction",
+    "encode_extraction",
+    "meta_value",
+    "nodes_of_kind",
+    "nodes_of_kinds",
+    "peek_meta",
+    "problem",
+    "ranking_snapshot",
+    "read_extractions",
+]
+
 # Every file's stat without the extraction blobs beside it: the no-op probe and a full listing
 # read all of them, and a scan of the table would page through every row's blobs to get there.
 STAT_INDEX = "CREATE INDEX IF NOT EXISTS sources_stat ON sources(rel, size, mtime, hash)"

@@ -19,6 +19,8 @@ import sqlite3
 from array import array
 from bisect import bisect_left
 
+__all__ = ["DDL", "Packed", "pack", "read", "refresh"]
+
 DDL = """
 CREATE TABLE IF NOT EXISTS stat_snapshot(rels BLOB, sizes BLOB, mtimes BLOB);
 CREATE TABLE IF NOT EXISTS stat_dirty(rel TEXT PRIMARY KEY) WITHOUT ROWID;

@@ -17,6 +17,8 @@ from typing import Any
 
 from vault_kg.core import model as m
 
+__all__ = ["ALIAS_META", "alias_readers"]
+
 ALIAS_META = ("aliases",)
 
 

@@ -32,6 +32,30 @@ from vault_kg.core.memory_kinds import is_episodic
 if TYPE_CHECKING:
     import numpy as np
 
+__all__ = [
+    "ARRAY_CODES",
+    "COMMUNITY_SKIP_KINDS",
+    "EdgeTable",
+    "HUB_RELATIONS",
+    "LEIDEN_ITERATIONS",
+    "LEIDEN_SEED",
+    "RANK_KINDS",
+    "RANK_RELATIONS_SKIP",
+    "STORED_DTYPES",
+    "StoredTable",
+    "TEST_PATH_RE",
+    "communities",
+    "edge_table",
+    "god_nodes",
+    "is_test_path",
+    "leiden",
+    "owners_of_rows_to",
+    "pagerank",
+    "patched",
+    "ranking_digest",
+    "with_table",
+]
+
 RANK_KINDS = {m.NOTE, m.ENTITY, m.CLASS, m.FUNCTION, m.METHOD, m.MODULE}
 RANK_RELATIONS_SKIP = {m.TAGGED, m.TAG_PARENT, m.HAS_SECTION, m.CONTAINS, m.IMPORTS}
 HUB_RELATIONS = {m.TAGGED, m.TAG_PARENT}

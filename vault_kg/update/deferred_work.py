@@ -31,6 +31,8 @@ from vault_kg.update.noop_checks import OWED, deps_changed, owed_owners, record_
 from vault_kg.update.run_state import Run
 from vault_kg.update.stages import rank_nodes, write_artifacts
 
+__all__ = ["defer", "finish_owed", "record"]
+
 
 def defer(run: Run, groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], more_edges: int, last: dict[str, Any]) -> None:
     """Store a hook's link patch in the query tables, leave the whole-graph work owed, end the run.

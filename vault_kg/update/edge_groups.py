@@ -20,6 +20,8 @@ import orjson
 
 from graph_out.graph_json import encode_group
 
+__all__ = ["Edge", "OwnerGroups", "by_owner", "signatures"]
+
 Edge = dict[str, Any]
 
 

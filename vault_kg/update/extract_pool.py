@@ -21,6 +21,8 @@ from typing import Any, Iterator
 
 from vault_kg.core.safe_read import UnsafeFile, read_regular
 
+__all__ = ["CHUNK", "MIN_SOURCES", "Read", "extracted", "read_source", "worker_count"]
+
 MIN_SOURCES = 500  # below this, starting the workers costs more than they save
 CHUNK = 64
 

@@ -9,6 +9,8 @@ otherwise wait for their first answers.
 
 from __future__ import annotations
 
+__all__ = ["import_ahead"]
+
 
 def import_ahead() -> None:
     """Import numpy and igraph now; one that fails is left for its real import to report."""

@@ -48,6 +48,8 @@ from vault_kg.update.stages import rank_nodes, update_search_index, write_artifa
 from vault_kg.update.alias_patch import ALIAS_META, alias_readers
 from vault_kg.update.tag_patch import TAG_META, patch_tags, tag_ids
 
+__all__ = ["DERIVED_RELATIONS", "FREE_META", "NOTE_PATCHABLE", "PATCHABLE", "Patch", "patch_link_edit"]
+
 DERIVED_RELATIONS = (m.HAS_SECTION, m.TAG_PARENT)  # what vault resolution derives (never an extraction's or a link's)
 PATCHABLE = ("end_line", "summary")  # the note node's attributes the whole route would take from the new extraction, unchecked
 NOTE_PATCHABLE = (*PATCHABLE, "tags", "aliases")  # ... and the tags (`tag_patch` follows their nodes) and aliases (`alias_readers`)

@@ -118,7 +118,6 @@ def _writable(layout: Any) -> bool:
 def probe(scope: Scope) -> Any | None:
     """The `RunResult` of an update of `scope` that finds nothing to do, or None when it would
     do something (or when that cannot be told without writing)."""
-    from vault_kg.core import store
     from vault_kg.storage.layout import Layout
     from vault_kg.storage.cache_file import SCHEMA, connect
     from vault_kg.update.run_result import RunResult, fill_counts

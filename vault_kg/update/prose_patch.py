@@ -44,6 +44,8 @@ from vault_kg.update.run_result import fill_counts
 from vault_kg.update.run_state import Run
 from vault_kg.update.stages import update_search_index
 
+__all__ = ["FREE_META", "NodePatch", "PATCHABLE", "SHOWN", "patch_prose_edit"]
+
 PATCHABLE = ("end_line", "summary")  # node attributes only the node's own row, its search text and graph.json read
 FREE_META = ("size", "summary")  # extraction meta no other stage reads
 SHOWN = ("summary",)  # ... except that brief.json and the report show these of god nodes and conventions

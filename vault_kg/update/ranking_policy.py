@@ -27,6 +27,8 @@ from typing import Any
 from vault_kg.update import centrality as rank
 from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH
 
+__all__ = ["BLOB", "rank_graph", "unpack"]
+
 BLOB = "ranking"  # (digest, ranks, assignment, communities, digest the communities describe)
 
 

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from vault_kg.core.adapter import SourceSkip
     from vault_kg.update.noop_checks import MetaStore
 
+__all__ = ["RunResult", "fill_counts"]
+
 
 @dataclass
 class RunResult:

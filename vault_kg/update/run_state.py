@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vault_kg.core import model as m
-from vault_kg.core import store
 from vault_kg.storage.layout import Layout
 from vault_kg.core.adapter import Resolution, ScopeAdapter
 from vault_kg.core.passes import Pass

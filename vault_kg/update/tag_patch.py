@@ -17,6 +17,8 @@ from vault_kg.core import model as m
 from vault_kg.core.adapter import Resolution
 from vault_kg.update.edge_groups import by_owner
 
+__all__ = ["TAG_META", "patch_tags", "tag_ids"]
+
 TAG_META = ("fm_tags", "inline_tags")  # extraction meta that only says which tags a note uses
 
 

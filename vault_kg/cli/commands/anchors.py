@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit, vault_scope_of
+from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit
 
 OnOption = typer.Option(None, "--on", help="Effective date YYYY-MM-DD (default: today).")
 
@@ -25,9 +25,9 @@ def anchor_command(
     \b
     Example: kg anchor notes/Retries.md --to src/retry.py::Client.fetch --project payments
     """
-    from vault_kg.notes.anchor_repair import add_anchor, format_anchor
+    from vault_kg import api
 
-    emit(add_anchor(vault_scope_of(vault), note, to, project), as_json, format_anchor)
+    emit(api.anchor(note, to, vault, project), as_json, api.renderer("anchor"))
 
 
 def check_command(
@@ -42,11 +42,11 @@ def check_command(
     \b
     Example: kg check --strict  # in CI: fails when a note describes code that changed
     """
-    from vault_kg.anchors.check import check, format_check
+    from vault_kg import api
 
     projects = [s for s in scope or [] if s != "vault"] or None
-    report = check(vault_scope_of(vault), projects, strict, as_of)
-    emit(report, as_json, format_check)
+    report = api.check(vault, projects, strict, as_of)
+    emit(report, as_json, api.renderer("check"))
     if not report["ok"]:
         raise typer.Exit(1)
 
@@ -61,9 +61,9 @@ def reanchor_command(
     \b
     Example: kg reanchor notes/Retries.md
     """
-    from vault_kg.notes.anchor_repair import format_reanchor, reanchor
+    from vault_kg import api
 
-    emit(reanchor(vault_scope_of(vault), note), as_json, format_reanchor)
+    emit(api.reanchor(note, vault), as_json, api.renderer("reanchor"))
 
 
 def accept_command(
@@ -76,9 +76,9 @@ def accept_command(
     \b
     Example: kg accept notes/Retries.md
     """
-    from vault_kg.notes.anchor_repair import accept, format_accept
+    from vault_kg import api
 
-    emit(accept(vault_scope_of(vault), note), as_json, format_accept)
+    emit(api.accept(note, vault), as_json, api.renderer("accept"))
 
 
 def supersede_command(
@@ -93,9 +93,9 @@ def supersede_command(
     \b
     Example: kg supersede "notes/Retry v1.md" "notes/Retry v2.md"
     """
-    from vault_kg.notes.anchor_repair import format_supersede, supersede
+    from vault_kg import api
 
-    emit(supersede(vault_scope_of(vault), old, new, on), as_json, format_supersede)
+    emit(api.supersede(old, new, vault, on), as_json, api.renderer("supersede"))
 
 
 def retire_command(
@@ -110,9 +110,9 @@ def retire_command(
     \b
     Example: kg retire notes/Legacy-queue.md --reason "queue removed in v3"
     """
-    from vault_kg.notes.anchor_repair import format_retire, retire
+    from vault_kg import api
 
-    emit(retire(vault_scope_of(vault), note, reason, on), as_json, format_retire)
+    emit(api.retire(note, reason, vault, on), as_json, api.renderer("retire"))
 
 
 def register(app: typer.Typer) -> None:

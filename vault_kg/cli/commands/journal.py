@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import typer
 
-from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit, vault_scope_of
+from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit
 
 
 def _vault_and_tz(vault: Optional[Path]) -> tuple[Path, Any]:
@@ -34,9 +34,9 @@ def journal_add(
     \b
     Example: kg journal add "Fixed the webhook retries (exponential backoff)" --project payments
     """
-    from vault_kg.notes.notebook import format_entry, journal_add
+    from vault_kg import api
 
-    emit(journal_add(vault_scope_of(vault), text, project), as_json, format_entry)
+    emit(api.journal_add(text, vault, project), as_json, api.renderer("journal_add"))
 
 
 def recall_command(

@@ -22,10 +22,9 @@ def ledger_command(
     Example: kg ledger --json
     """
     from vault_kg.cli.commands.options import emit
-    from vault_kg.memory.ledger import format_ledger, ledger
-    from vault_kg.core.scopes import vault_scope
+    from vault_kg import api
 
-    emit(ledger(vault_scope(vault)), as_json, format_ledger)
+    emit(api.ledger(vault), as_json, api.renderer("ledger"))
 
 
 def register(app: typer.Typer) -> None:

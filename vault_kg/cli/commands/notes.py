@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit, vault_root, vault_scope_of
+from vault_kg.cli.commands.options import JsonOpt, VaultOpt, emit, vault_root
 
 
 def remember_command(
@@ -34,9 +34,9 @@ def remember_command(
     Example: kg remember "notes/Retry budget.md" --summary "Webhook retries back off exponentially" --tag topic/payments --tag scope/payments --body "See [[Payments API]]."
     Example: kg remember notes/Fetch.md --summary "fetch retries three times" --tag scope/payments --anchor src/retry.py::Client.fetch --project payments
     """
-    from vault_kg.notes.remember import format_remember, remember_note
+    from vault_kg import api
 
-    emit(remember_note(vault_scope_of(vault), path, summary, tag, _text_arg(body), anchor, project), as_json, format_remember)
+    emit(api.remember(path, summary, tag, _text_arg(body), vault, anchor, project), as_json, api.renderer("remember"))
 
 
 def brief_command(
@@ -48,12 +48,11 @@ def brief_command(
     \b
     Example: kg brief
     """
-    from vault_kg.memory.session_brief import brief, format_brief
-    from vault_kg.core.place import locate
+    from vault_kg import api
 
     if vault is not None:
         vault = vault_root(vault)  # an explicit vault that does not exist is an error, not "no vault"
-    emit(brief(locate(vault=vault)).as_dict(), as_json, format_brief)
+    emit(api.brief(vault=vault), as_json, api.renderer("brief"))
 
 
 def _text_arg(text: str) -> str:
@@ -72,9 +71,9 @@ def note_show(
     \b
     Example: kg note show "Payments API"
     """
-    from vault_kg.notes.notebook import format_read, read_note
+    from vault_kg import api
 
-    emit(read_note(vault_scope_of(vault), name), as_json, format_read)
+    emit(api.read_note(name, vault), as_json, api.renderer("read_note"))
 
 
 def note_list(
@@ -92,9 +91,9 @@ def note_list(
     Example: kg note list --folder services --sort path
     Example: kg note list --tag client --days 7 -n 20
     """
-    from vault_kg.notes.notebook import format_list, list_notes
+    from vault_kg import api
 
-    emit(list_notes(vault_scope_of(vault), folder, tag, days, limit, sort), as_json, format_list)
+    emit(api.list_notes(vault, folder, tag, days, limit, sort), as_json, api.renderer("list_notes"))
 
 
 def note_append(
@@ -108,9 +107,9 @@ def note_append(
     \b
     Example: kg note append "Payments API" "Retries now back off exponentially (see [[Webhook Relay]])."
     """
-    from vault_kg.notes.notebook import append_note, format_write
+    from vault_kg import api
 
-    emit(append_note(vault_scope_of(vault), name, _text_arg(text)), as_json, format_write)
+    emit(api.append_note(name, _text_arg(text), vault), as_json, api.renderer("append_note"))
 
 
 def note_edit(
@@ -126,9 +125,9 @@ def note_edit(
     \b
     Example: kg note edit "Payments API" --old "FastAPI + Postgres" --new "FastAPI + PostgreSQL 16"
     """
-    from vault_kg.notes.notebook import edit_note, format_write
+    from vault_kg import api
 
-    emit(edit_note(vault_scope_of(vault), name, old, new, replace_all), as_json, format_write)
+    emit(api.edit_note(name, old, new, vault, replace_all), as_json, api.renderer("edit_note"))
 
 
 def recent_command(
@@ -142,9 +141,9 @@ def recent_command(
     \b
     Example: kg recent --days 7
     """
-    from vault_kg.notes.notebook import format_recent, recent
+    from vault_kg import api
 
-    emit(recent(vault_scope_of(vault), days, limit), as_json, format_recent)
+    emit(api.recent(vault, days, limit), as_json, api.renderer("recent"))
 
 
 def register(app: typer.Typer) -> None:

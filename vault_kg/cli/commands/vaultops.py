@@ -51,7 +51,7 @@ def sync_command(
         if not as_json:
             raise
         emit({**conflict.report.as_dict(), "error": str(conflict), "exit_code": conflict.exit_code}, True, str)
-        raise typer.Exit(conflict.exit_code)
+        raise typer.Exit(conflict.exit_code) from conflict
     emit(report.as_dict(), as_json, s.format_report)
 
 

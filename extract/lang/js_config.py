@@ -3,7 +3,7 @@
 These files are sources of a code scope (so an edit to one is seen by ``kg update`` like any
 other file edit). What matters for the graph is ``compilerOptions.baseUrl``,
 ``compilerOptions.paths`` and ``extends``; they are read here, file by file, and applied by
-:mod:`extract.js_paths` when imports are resolved.
+:mod:`extract.lang.js_paths` when imports are resolved.
 
 TypeScript reads these files as JSON with comments and trailing commas. Both are blanked out
 (keeping every other byte where it was, so a JSON error still names the right line and column)

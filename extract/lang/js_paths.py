@@ -15,7 +15,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from extract.js_config import NEAREST_NAMES
+from extract.lang.js_config import NEAREST_NAMES
 
 _CONFIG_DIR = "${configDir}"
 _MAX_EXTENDS = 16
