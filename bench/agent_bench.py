@@ -11,7 +11,7 @@ start-up for reference. The one-note hook is timed after the previous edit's bac
 render and background job finished, and again back to back (edits faster than the jobs: the update
 shares the cores with them, and may wait for a job's short update); half of the edits add a link,
 half only prose, and each half also gets its own row. A link edit's ranks and artifacts are done by
-a background job (`vault_kg.owed`): the bench reads each job's CPU and wall time from its log line
+a background job (`vault_kg.update.deferred_work`): the bench reads each job's CPU and wall time from its log line
 and prints them under the table, per edit, so the work moved off the hook's path is counted.
 
 Usage: python bench/agent_bench.py [--notes 3000 10000] [--vault DIR (reuse a generated, built vault)] [--runs 15]
@@ -38,12 +38,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 
-from vault_kg.job_usage import jobs_in  # noqa: E402
+from vault_kg.jobs.launcher import jobs_in  # noqa: E402
 
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
-TARGETS = {"python start-up": None, "post-tool-use, outside": 0.100, "post-tool-use, one vault note": None, "  of which prose only": None,
-           "  of which a new link": None, "  same, back to back": None,
-           "kg update, no-op": None, "session-start": 0.500, "mcp query, warm": 0.100}
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
+TARGETS = {
+    "python start-up": None,
+    "post-tool-use, outside": 0.100,
+    "post-tool-use, one vault note": None,
+    "  of which prose only": None,
+    "  of which a new link": None,
+    "  same, back to back": None,
+    "kg update, no-op": None,
+    "session-start": 0.500,
+    "mcp query, warm": 0.100,
+}
 RATIO_TARGETS = {"post-tool-use, one vault note": 5.0, "  of which prose only": 5.0, "  of which a new link": 5.0, "kg update, no-op": 2.5}  # × the outside hook
 NOTE_HOOK_LIMIT_10K = 0.5  # seconds, one vault note of the 10,000-note vault
 
@@ -98,7 +106,7 @@ def split_by_edit(results: dict[str, list[float]], name: str, parts: dict[str, i
     rows = list(results.items())
     at = [n for n, _ in rows].index(name) + 1
     halves = [(part, walls[parity::2]) for part, parity in parts.items()]
-    for (part, values), parity in zip(halves, parts.values()):
+    for (_part, values), parity in zip(halves, parts.values()):
         CPU[id(values)] = cpus[parity::2]
     results.clear()
     results.update(rows[:at] + halves + rows[at:])
@@ -211,11 +219,16 @@ def one_vault(args: argparse.Namespace, work: Path, notes_wanted: int) -> None:
     results = {"python start-up": timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), args.runs)}
     settled()  # the build's own graph.html render is not an edit's
     logs = log_offsets(vault / "kg-out")
-    results.update(interleaved({
-        "post-tool-use, outside": (lambda: hook("post-tool-use", outside, env), None),
-        "post-tool-use, one vault note": (edit_note, settled),
-        "kg update, no-op": (noop_update, settled),
-    }, args.runs))
+    results.update(
+        interleaved(
+            {
+                "post-tool-use, outside": (lambda: hook("post-tool-use", outside, env), None),
+                "post-tool-use, one vault note": (edit_note, settled),
+                "kg update, no-op": (noop_update, settled),
+            },
+            args.runs,
+        )
+    )
     settled()
     detached = jobs_since(logs)
     split_by_edit(results, "post-tool-use, one vault note", {"  of which prose only": 0, "  of which a new link": 1})

@@ -14,8 +14,8 @@ import os
 import time
 from pathlib import Path
 
-from vault_kg.cluster_job import running as clustering
-from vault_kg.html_job import rendering
+from vault_kg.jobs.clustering import running as clustering
+from vault_kg.jobs.html_render import rendering
 
 
 def kg_env(**extra: str) -> dict[str, str]:

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vault import generate  # noqa: E402
 
 INSIDE = {
-    "vault_kg.cache:ScopeCache": ["load_all", "put_source", "put_groups", "sync_graph", "sync_ranks", "put_table", "replace_docs", "commit"],
-    "vault_kg.engine": ["_resolve", "assemble_nodes", "_ranking", "_update_docs", "_write_html"],
+    "vault_kg.storage.cache:ScopeCache": ["load_all", "put_source", "put_groups", "sync_graph", "sync_ranks", "put_table", "replace_docs", "commit"],
+    "vault_kg.update.stages": ["resolve_references", "assemble_nodes", "_ranking", "update_search_index", "_write_html"],
     "extract.notes": ["extract_note"],
     "graph_out.graph_json": ["encode_node_link"],
     "graph_out.report": ["render_report"],
@@ -75,8 +75,8 @@ def main() -> None:
     vault = args.vault or work / "vault"
     if args.vault is None:
         generate(vault, args.notes, seed=7)
-    import vault_kg.engine as engine
-    from vault_kg.scopes import vault_scope
+    import vault_kg.update.engine as engine
+    from vault_kg.core.scopes import vault_scope
 
     spent: dict[str, list[float]] = {}
     instrument(spent)
@@ -90,7 +90,9 @@ def main() -> None:
         spent["total (engine.run)"] = [time.process_time() - cpu, time.perf_counter() - wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]
         for label, (c, w, rss) in spent.items():
             rows.setdefault(label, []).append((c, w, rss))
-    print(f"cold build of {result.sources} notes ({result.nodes} nodes, {result.edges} edges), graph.html off, KG_EXTRACT_WORKERS={args.workers}; median of {args.rounds}; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"cold build of {result.sources} notes ({result.nodes} nodes, {result.edges} edges), graph.html off, KG_EXTRACT_WORKERS={args.workers}; median of {args.rounds}; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'stage (indented: inside it)':<34}{'CPU s':>8}{'wall s':>8}{'peak RSS MB':>13}")
     for label, values in rows.items():
         c, w = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)

@@ -55,9 +55,9 @@ def main() -> None:
 
     from extract.code import symbols_of
     from extract.code_scan import list_sources
-    from vault_kg.anchor_check import check
-    from vault_kg.projects import add_project
-    from vault_kg.scopes import vault_scope
+    from vault_kg.anchors.check import check
+    from vault_kg.core.projects import add_project
+    from vault_kg.core.scopes import vault_scope
 
     add_project(repo, "nx")
     sources = list_sources(repo)[0]
@@ -111,7 +111,7 @@ def main() -> None:
     edited = check(scope)
     print(f"after adding a function: read {edited['read']['files']} code files · {edited['summary']}")
 
-    kg = [sys.executable, "-c", "from vault_kg.entry import main; main()", "check", "--vault", str(vault)]
+    kg = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "check", "--vault", str(vault)]
     walls = []
     for _ in range(args.runs):
         started = time.perf_counter()
@@ -119,7 +119,7 @@ def main() -> None:
         walls.append(time.perf_counter() - started)
     print(f"warm `kg check` process: median {statistics.median(walls):.2f} s (min {min(walls):.2f}) · exit {proc.returncode} · {proc.stdout.strip().splitlines()[-1]}")
 
-    from vault_kg.engine import run
+    from vault_kg.update.engine import run
 
     started = time.perf_counter()
     built = run(scope)
@@ -132,7 +132,7 @@ def main() -> None:
     lines[info["line"] - 1] = lines[info["line"] - 1].replace(name, name + "_renamed", 1)
     victim.write_text("\n".join(lines))
     age_file(victim, 1600)
-    from vault_kg import anchor_pass as anchors
+    from vault_kg.anchors import build_pass as anchors
 
     timed: list[float] = []
     original = anchors.post_assembly

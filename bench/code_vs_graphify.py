@@ -106,7 +106,8 @@ def ratio(a: float, b: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--graphify", default=shutil.which("graphify") or str(Path.home() / "graphify-venv" / "bin" / "graphify"),
+        "--graphify",
+        default=shutil.which("graphify") or str(Path.home() / "graphify-venv" / "bin" / "graphify"),
         help="Graphify's CLI (default: on PATH, else ~/graphify-venv, as docs/performance.md sets it up)",
     )
     parser.add_argument("--kg", default=shutil.which("kg") or str(Path(sys.executable).parent / "kg"))
@@ -165,10 +166,7 @@ def main() -> None:
     for tool, values in counts.items():
         print(f"  {tool:<9} " + "  ".join(f"{k}={v}" for k, v in values.items()))
     adapter = in_process(kg_root)
-    print(
-        f"\nkg code adapter in-process: {adapter['files']:.0f} files, list {adapter['list_s'] * 1000:.0f} ms, "
-        f"extract {adapter['extract_s']:.2f} s, resolve {adapter['resolve_s']:.2f} s"
-    )
+    print(f"\nkg code adapter in-process: {adapter['files']:.0f} files, list {adapter['list_s'] * 1000:.0f} ms, extract {adapter['extract_s']:.2f} s, resolve {adapter['resolve_s']:.2f} s")
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
 

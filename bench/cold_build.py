@@ -35,16 +35,18 @@ from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 from tree_memory import TreeMemory  # noqa: E402
 
-from vault_kg.llm_worker import running as model_worker  # noqa: E402
+from vault_kg.jobs.model_worker import running as model_worker  # noqa: E402
 
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 
 
 def build(vault: Path, env: dict[str, str]) -> dict[str, float]:
     """One cold build as a whole process: wall, CPU, own peak RSS, tree peaks; graph.json digest."""
     shutil.rmtree(vault / "kg-out", ignore_errors=True)
     started = time.perf_counter()
-    proc = subprocess.Popen([*KG, "build", "--vault", str(vault)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=vault.parent)  # not this checkout: `-c` puts the cwd first on sys.path
+    proc = subprocess.Popen(
+        [*KG, "build", "--vault", str(vault)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=vault.parent
+    )  # not this checkout: `-c` puts the cwd first on sys.path
     tree = TreeMemory(proc.pid)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started

@@ -38,7 +38,7 @@ CODE = "def fetch(url):\n    return url\n"
 
 
 def kg(*args: str) -> tuple[int, str, str]:
-    from vault_kg.cli import main
+    from vault_kg.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -206,7 +206,13 @@ def read_only_journal_add(tmp: Path) -> tuple[int, str]:
             folder.chmod(0o555)
     env = {**os.environ, "KG_CONFIG": str(vault / "missing-config.toml"), "HOME": str(vault)}
     try:
-        proc = subprocess.run([*prefix, sys.executable, "-c", "from vault_kg.entry import main; main()", "journal", "add", "read-only vault", "--vault", str(vault)], capture_output=True, text=True, env=env, timeout=120)
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "journal", "add", "read-only vault", "--vault", str(vault)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
     finally:
         for folder in (vault, vault / "journal"):
             folder.chmod(0o755)
@@ -215,8 +221,8 @@ def read_only_journal_add(tmp: Path) -> tuple[int, str]:
 
 
 def reserved(tmp: Path) -> None:
-    from vault_kg.remember import remember_note
-    from vault_kg.scopes import vault_scope
+    from vault_kg.notes.remember import remember_note
+    from vault_kg.core.scopes import vault_scope
 
     vault = tmp / "vault"
     vault.mkdir()
@@ -247,10 +253,15 @@ def cost(tmp: Path) -> None:
     print(f"kg retire in-process: median {1000 * statistics.median(times[1:]):.1f} ms over 20 runs (first run {1000 * times[0]:.0f} ms)")
     note.write_bytes(TRAPS.encode())
     runs = []
-    for i in range(5):
+    for _ in range(5):
         note.write_bytes(TRAPS.encode())
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "retire", "notes/Office.md", "--reason", "x", "--vault", str(vault)], capture_output=True, text=True, env=dict(os.environ))
+        proc = subprocess.run(
+            [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "retire", "notes/Office.md", "--reason", "x", "--vault", str(vault)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+        )
         runs.append(time.perf_counter() - start)
         assert proc.returncode == 0, proc.stderr
     print(f"kg retire as a process: median {1000 * statistics.median(runs):.0f} ms over 5 runs")

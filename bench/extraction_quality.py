@@ -97,9 +97,7 @@ def baseline(text: str, known: list[str], aliases: dict[str, list[str]]) -> dict
     found: dict[str, int] = {}
     relations = []
     for number, line in sorted(raw.items()):
-        on_line = sorted(
-            (pos, name) for name in names if (pos := find_mention(forms[name], line)) is not None
-        )
+        on_line = sorted((pos, name) for name in names if (pos := find_mention(forms[name], line)) is not None)
         for _, name in on_line:
             found.setdefault(name, number)
         for i, (_, a) in enumerate(on_line):
@@ -148,16 +146,30 @@ def score_set(folder: Path, answers: dict[str, dict[str, Any]]) -> dict[str, Any
         else:
             entities, relations = [], []
         kept, strict = verified_views(entities, relations)
-        predicted = {"deterministic baseline": baseline(text, known, aliases), "stated by structure (no model)": stated_view(relpath, text),
-                     "model raw (validated)": raw,
-                     "model verified (EXTRACTED+INFERRED)": kept, "model EXTRACTED only": strict}
+        predicted = {
+            "deterministic baseline": baseline(text, known, aliases),
+            "stated by structure (no model)": stated_view(relpath, text),
+            "model raw (validated)": raw,
+            "model verified (EXTRACTED+INFERRED)": kept,
+            "model EXTRACTED only": strict,
+        }
         for name in ROWS:
             runs[name].append((gold, predicted[name]))
         stored = rec.get("verified") or {}
         if "relations" in stored:
             as_stored.append((gold, verified_views(stored.get("entities", []), stored["relations"])[0]))
-        per_note.append({"note": relpath, "gold": gold, "raw": raw, "verified": kept, "status": rec.get("status", "ok"),
-                         "calls": rec.get("calls"), "seconds": rec.get("seconds"), "output_tokens": rec.get("output_tokens")})
+        per_note.append(
+            {
+                "note": relpath,
+                "gold": gold,
+                "raw": raw,
+                "verified": kept,
+                "status": rec.get("status", "ok"),
+                "calls": rec.get("calls"),
+                "seconds": rec.get("seconds"),
+                "output_tokens": rec.get("output_tokens"),
+            }
+        )
     if not per_note:
         return None
     if len(as_stored) == len(per_note):  # only when every note has one: otherwise not comparable
@@ -170,8 +182,7 @@ def _by_relation(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str
     names = sorted({r["relation"] for gold, pred in pairs for r in [*gold["relations"], *pred["relations"]]})
     out = {}
     for name in names:
-        only = [({**g, "relations": [r for r in g["relations"] if r["relation"] == name]},
-                 {**p, "relations": [r for r in p["relations"] if r["relation"] == name]}) for g, p in pairs]
+        only = [({**g, "relations": [r for r in g["relations"] if r["relation"] == name]}, {**p, "relations": [r for r in p["relations"] if r["relation"] == name]}) for g, p in pairs]
         out[name] = score(only)["relations_typed"]
     return out
 
@@ -205,12 +216,12 @@ def print_set(result: dict[str, Any]) -> None:
         calls = "-" if n["calls"] is None else str(n["calls"])
         secs = "-" if n["seconds"] is None else f"{n['seconds']:.1f}"
         out = "-" if n.get("output_tokens") is None else str(n["output_tokens"])
-        print(f"{n['note'][:38]:38}{_cell(r['relations_typed'])}{_cell(v['relations_typed'])}{r['entities'].f1:>7.2f}{calls:>6}{secs:>7}{out:>8}"
-              + ("" if n["status"] == "ok" else f"  ({n['status']})"))
+        print(
+            f"{n['note'][:38]:38}{_cell(r['relations_typed'])}{_cell(v['relations_typed'])}{r['entities'].f1:>7.2f}{calls:>6}{secs:>7}{out:>8}" + ("" if n["status"] == "ok" else f"  ({n['status']})")
+        )
     timed = [n for n in notes if n["seconds"] is not None and n["calls"] is not None]
     if timed:
-        print(f"seconds per note {sum(n['seconds'] for n in timed) / len(timed):.1f}; model calls per note "
-              f"{sum(n['calls'] for n in timed) / len(timed):.2f} (over {len(timed)} notes)")
+        print(f"seconds per note {sum(n['seconds'] for n in timed) / len(timed):.1f}; model calls per note {sum(n['calls'] for n in timed) / len(timed):.2f} (over {len(timed)} notes)")
 
 
 def rescore(path: Path, gold_sets: list[Path], only: list[str] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
@@ -235,13 +246,14 @@ def _rescore_main(args: argparse.Namespace) -> int:
         print(f"{path}: cannot re-score ({exc}); give a JSON written by this script's --json", file=sys.stderr)
         return 1
     written = doc.get("written") or "not recorded (file modified " + datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC)")
-    state = (f"RE-SCORE of stored answers in {path.name}: model {doc.get('model')} ({doc.get('parameter_size', '?')} parameters, "
-             f"digest {str(doc.get('digest'))[:19]}), run written {written}; no model called, today's scoring and verification")
+    state = (
+        f"RE-SCORE of stored answers in {path.name}: model {doc.get('model')} ({doc.get('parameter_size', '?')} parameters, "
+        f"digest {str(doc.get('digest'))[:19]}), run written {written}; no model called, today's scoring and verification"
+    )
     page = "extraction_quality_rescore_" + path.stem.removeprefix("extraction_quality_") + ("_" + "-".join(g.name for g in args.gold) if args.gold else "")
     with record(page, model_state=state):  # one page per stored file (and gold subset) re-scored
         print(state)
-        print(f"file: {path}; {doc.get('notes_done', len(doc.get('notes', [])))} notes stored"
-              + (f"; restricted to {len(args.notes)} notes (--notes)" if args.notes else ""))
+        print(f"file: {path}; {doc.get('notes_done', len(doc.get('notes', [])))} notes stored" + (f"; restricted to {len(args.notes)} notes (--notes)" if args.notes else ""))
         for result in results:
             print_set(result)
         for folder in {r["folder"] for r in results} ^ set(args.gold or GOLD_SETS):
@@ -253,8 +265,7 @@ def _rescore_main(args: argparse.Namespace) -> int:
 
 def _no_model_main(args: argparse.Namespace) -> int:
     with record("extraction_quality_no_model", model_state="no model called (deterministic rows only)"):
-        print("NO MODEL: the deterministic baseline and the relations the notes' structure states, on every gold note "
-              "(the model rows score an empty answer plus the stated relations)")
+        print("NO MODEL: the deterministic baseline and the relations the notes' structure states, on every gold note (the model rows score an empty answer plus the stated relations)")
         for folder in args.gold or list(GOLD_SETS):
             names = [n for n, _, _ in load_gold(folder) if args.notes is None or n in args.notes]
             result = score_set(folder, {n: {"note": n, "status": "ok", "raw": None} for n in names})
@@ -267,16 +278,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="http://127.0.0.1:11434")
     parser.add_argument("--model", help="the model to run (not needed with --rescore)")
-    parser.add_argument("--gold", type=Path, action="append",
-                        help="a gold folder (repeatable); default: tests/gold and tests/gold_independent, scored separately")
+    parser.add_argument("--gold", type=Path, action="append", help="a gold folder (repeatable); default: tests/gold and tests/gold_independent, scored separately")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--limit", type=int, default=0, help="only the first N notes of each set")
     parser.add_argument("--json", type=Path, help="also write all predictions and scores here")
     parser.add_argument("--rescore", type=Path, help="re-score a --json file's stored answers (no model)")
-    parser.add_argument("--no-model", action="store_true",
-                        help="score only what needs no model (baseline, relations stated by structure) on every gold note")
-    parser.add_argument("--notes", type=lambda v: [n.strip() for n in v.split(",") if n.strip()],
-                        help="only these notes, comma-separated file names (live run or --rescore), e.g. the notes two runs both finished")
+    parser.add_argument("--no-model", action="store_true", help="score only what needs no model (baseline, relations stated by structure) on every gold note")
+    parser.add_argument(
+        "--notes", type=lambda v: [n.strip() for n in v.split(",") if n.strip()], help="only these notes, comma-separated file names (live run or --rescore), e.g. the notes two runs both finished"
+    )
     parser.add_argument("--server-threads", type=int, help="CPU threads the model server runs with (recorded on the page; not readable over the API)")
     parser.add_argument("--label", help="write the page as docs/benchmarks/extraction_quality_live_LABEL.md (a live run)")
     args = parser.parse_args(argv)
@@ -290,8 +300,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _live_main(args: argparse.Namespace) -> int:
-    notes = [(folder, note) for folder in (args.gold or list(GOLD_SETS)) for note in load_gold(folder)[: args.limit or None]
-             if args.notes is None or note[0] in args.notes]
+    notes = [(folder, note) for folder in (args.gold or list(GOLD_SETS)) for note in load_gold(folder)[: args.limit or None] if args.notes is None or note[0] in args.notes]
     if args.notes is not None and len(notes) != len(args.notes):
         found = {note[0] for _, note in notes}
         parser_error = ", ".join(n for n in args.notes if n not in found)
@@ -312,23 +321,32 @@ def _live_main(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             result = extractor.extract_note(relpath, text, alias_map=vaults[folder][1])
             seconds = time.perf_counter() - t0
-            per_note.append({
-                "note": relpath, "gold_set": folder.name, "status": result.status, "message": result.message,
-                "seconds": round(seconds, 1), "calls": result.calls, "chunks": result.chunks,
-                "tokens_per_s": result.eval_tokens_per_s, "prompt_tokens": result.prompt_tokens, "output_tokens": result.output_tokens,
-                "load_average": round(os.getloadavg()[0], 2), "warnings": result.warnings,
-                "raw": result.raw or {"entities": [], "relations": []}, "verified": result.to_dict(),
-                "downgraded": [r for r in result.relations if r["confidence"] != EXTRACTED],
-                "ambiguous": sum(1 for r in result.relations if r["confidence"] == AMBIGUOUS),
-            })
-            print(f"  {relpath}: {result.status}, {result.calls} calls, {seconds:.1f}s"
-                  + (f" ({result.message})" if result.message else ""), file=sys.stderr, flush=True)
+            per_note.append(
+                {
+                    "note": relpath,
+                    "gold_set": folder.name,
+                    "status": result.status,
+                    "message": result.message,
+                    "seconds": round(seconds, 1),
+                    "calls": result.calls,
+                    "chunks": result.chunks,
+                    "tokens_per_s": result.eval_tokens_per_s,
+                    "prompt_tokens": result.prompt_tokens,
+                    "output_tokens": result.output_tokens,
+                    "load_average": round(os.getloadavg()[0], 2),
+                    "warnings": result.warnings,
+                    "raw": result.raw or {"entities": [], "relations": []},
+                    "verified": result.to_dict(),
+                    "downgraded": [r for r in result.relations if r["confidence"] != EXTRACTED],
+                    "ambiguous": sum(1 for r in result.relations if r["confidence"] == AMBIGUOUS),
+                }
+            )
+            print(f"  {relpath}: {result.status}, {result.calls} calls, {seconds:.1f}s" + (f" ({result.message})" if result.message else ""), file=sys.stderr, flush=True)
             if args.json:
                 _write_json(args, size, extractor.digest, per_note, time.perf_counter() - started)
         total = time.perf_counter() - started
 
-    state = (f"{args.model} ({size} parameters, digest {str(extractor.digest)[:19]}) at {args.host}, keep_alive 0, fresh cache; "
-             f"server threads: {args.server_threads or 'not stated (--server-threads)'}")
+    state = f"{args.model} ({size} parameters, digest {str(extractor.digest)[:19]}) at {args.host}, keep_alive 0, fresh cache; server threads: {args.server_threads or 'not stated (--server-threads)'}"
     with record("extraction_quality" + (f"_live_{args.label}" if args.label else ""), model_state=state):
         print(f"model {state}; {len(notes)} gold notes")
         for folder in dict.fromkeys(f for f, _ in notes):
@@ -340,11 +358,13 @@ def _live_main(args: argparse.Namespace) -> int:
         pending = sum(1 for n in per_note if n["status"] != "ok")
         calls = sum(n["calls"] for n in per_note)
         loads = [n["load_average"] for n in per_note]
-        print(f"\nall sets: seconds per note {total / max(1, len(notes)):.1f}; model calls per note {calls / max(1, len(notes)):.2f}; "
-              f"prompt tokens per note {sum(n['prompt_tokens'] for n in per_note) / max(1, len(notes)):.0f}; "
-              f"output tokens per note {sum(n['output_tokens'] for n in per_note) / max(1, len(notes)):.0f}; "
-              f"pending notes {pending}/{len(notes)}; output speed {sum(speeds) / len(speeds) if speeds else 0:.1f} tok/s; "
-              f"1-min load average {min(loads, default=0):.1f}-{max(loads, default=0):.1f} on {os.cpu_count()} cores")
+        print(
+            f"\nall sets: seconds per note {total / max(1, len(notes)):.1f}; model calls per note {calls / max(1, len(notes)):.2f}; "
+            f"prompt tokens per note {sum(n['prompt_tokens'] for n in per_note) / max(1, len(notes)):.0f}; "
+            f"output tokens per note {sum(n['output_tokens'] for n in per_note) / max(1, len(notes)):.0f}; "
+            f"pending notes {pending}/{len(notes)}; output speed {sum(speeds) / len(speeds) if speeds else 0:.1f} tok/s; "
+            f"1-min load average {min(loads, default=0):.1f}-{max(loads, default=0):.1f} on {os.cpu_count()} cores"
+        )
     if args.json:
         _write_json(args, size, extractor.digest, per_note, total)
     return 0
@@ -352,11 +372,23 @@ def _live_main(args: argparse.Namespace) -> int:
 
 def _write_json(args: argparse.Namespace, size: str, digest: str | None, per_note: list, seconds: float) -> None:
     """All answers so far (rewritten after every note: a long run is never lost); --rescore reads it."""
-    args.json.write_text(json.dumps({
-        "model": args.model, "host": args.host, "parameter_size": size, "digest": digest, "server_threads": args.server_threads,
-        "written": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "notes_done": len(per_note), "seconds_total": round(seconds, 1), "notes": per_note,
-    }, indent=2), encoding="utf-8")
+    args.json.write_text(
+        json.dumps(
+            {
+                "model": args.model,
+                "host": args.host,
+                "parameter_size": size,
+                "digest": digest,
+                "server_threads": args.server_threads,
+                "written": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "notes_done": len(per_note),
+                "seconds_total": round(seconds, 1),
+                "notes": per_note,
+            },
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,7 @@ def sentence(rng: random.Random, n: int) -> str:
 
 
 PROPER = (
-    "Stripe Postgres Redis Kafka Semrush Sentry Docker Terraform Kubernetes Grafana Looker Airflow "
-    "Snowflake Shopify Magento OpenSearch RabbitMQ MinIO Celery Django FastAPI GitHub Jira Slack"
+    "Stripe Postgres Redis Kafka Semrush Sentry Docker Terraform Kubernetes Grafana Looker Airflow Snowflake Shopify Magento OpenSearch RabbitMQ MinIO Celery Django FastAPI GitHub Jira Slack"
 ).split()
 PEOPLE = ["Maria Chen", "Dana Whitfield", "Jo Lindqvist", "Marco Ruiz", "Priya Nair", "Sam Okafor"]
 VERBS = ["uses", "depends on", "replaced", "integrates with", "sends events to", "is owned by", "reads from"]

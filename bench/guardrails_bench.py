@@ -43,7 +43,7 @@ def main() -> None:
         config.write_text(f'vault = "{vault}"\n[projects.payments]\npath = "{project}"\n', encoding="utf-8")
         kg = work / "tools" / "kg"
         kg.parent.mkdir()
-        kg.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.entry import main; main()" "$@"\n')
+        kg.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.cli.entry import main; main()" "$@"\n')
         kg.chmod(0o755)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("KG_", "CLAUDE_"))}
         env.update({"KG_CONFIG": str(config), "KG_OLLAMA": "off", "KG_BIN": str(kg), "CLAUDE_PLUGIN_ROOT": str(REPO)})

@@ -40,7 +40,7 @@ from figures import record  # noqa: E402
 from watch_bench import prepare  # noqa: E402 (a generated vault, built once)
 
 HERE = Path(__file__).resolve().parents[1]
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 WATCHED = ("extract.llm_prompt", "extract.stated_relations", "extract.entities", "extract.verify", "extract.pair_candidates", "difflib")
 STEPS = ("post-tool-use, outside", "post-tool-use, a new link", "post-tool-use, prose only", "kg update, no-op")
 
@@ -91,8 +91,9 @@ def imported(vault: Vault, env: dict[str, str], side: int) -> list[str]:
     """The watched modules a link-edit hook process of this checkout imports."""
     settle(vault.vault / "kg-out")
     args = ["hook", "post-tool-use"]
-    done = subprocess.run([sys.executable, "-X", "importtime", *KG[1:], *args], input=vault.payload(vault.edit(True, 0, side)),
-                          capture_output=True, text=True, env=env, cwd=env["PYTHONPATH"], timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *KG[1:], *args], input=vault.payload(vault.edit(True, 0, side)), capture_output=True, text=True, env=env, cwd=env["PYTHONPATH"], timeout=300
+    )
     names = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     return [m for m in WATCHED if m in names]
 

@@ -29,8 +29,7 @@ from graph_out.html import render_html  # noqa: E402
 from graph_out.layout import compute_layout  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def main() -> None:
@@ -42,13 +41,19 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="kg-html-bench-"))
     generate(work / "vault", args.notes, seed=7)
     t = time.perf_counter()
-    built = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "build", "--vault", str(work / "vault")],
-                           env=kg_env(KG_HTML="off", KG_OLLAMA="off", KG_CONFIG=str(work / "config.toml")), capture_output=True, text=True)
+    built = subprocess.run(
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build", "--vault", str(work / "vault")],
+        env=kg_env(KG_HTML="off", KG_OLLAMA="off", KG_CONFIG=str(work / "config.toml")),
+        capture_output=True,
+        text=True,
+    )
     if built.returncode != 0:
         sys.exit(f"kg build failed: {built.stderr.strip()}")
     data = json.loads((work / "vault" / "kg-out" / "graph.json").read_text())
-    print(f"graph: kg build of a generated {args.notes}-note vault ({time.perf_counter() - t:.1f} s, graph.html off) → "
-          f"{len(data['nodes'])} nodes, {len(data['edges'])} edges, {len(data['graph']['communities'])} communities")
+    print(
+        f"graph: kg build of a generated {args.notes}-note vault ({time.perf_counter() - t:.1f} s, graph.html off) → "
+        f"{len(data['nodes'])} nodes, {len(data['edges'])} edges, {len(data['graph']['communities'])} communities"
+    )
 
     t = time.perf_counter()
     compute_layout(data)
@@ -57,8 +62,7 @@ def main() -> None:
     page = render_html(data)
     render_s = time.perf_counter() - t
     size_mb = len(page.encode("utf-8")) / 1e6
-    print(f"render_html: {render_s:.2f} s (layout alone {layout_s:.2f} s); page {size_mb:.2f} MB "
-          f"(target ≤ 15 MB: {'ok' if size_mb <= 15 else 'OVER'})")
+    print(f"render_html: {render_s:.2f} s (layout alone {layout_s:.2f} s); page {size_mb:.2f} MB (target ≤ 15 MB: {'ok' if size_mb <= 15 else 'OVER'})")
     if not Path(CHROMIUM).is_file():
         sys.exit(f"{CHROMIUM} not found: apt-get update && apt-get install -y chromium")
 
@@ -110,13 +114,17 @@ def main() -> None:
             browser.close()
 
     tti = statistics.median(loads)
-    print(f"chromium load → interactive (wall, median of {args.runs}): {tti:.2f} s "
-          f"(target ≤ 3 s: {'ok' if tti <= 3 else 'OVER'}); in-page first render "
-          f"{statistics.median(first):.2f} s, interactive {statistics.median(in_page):.2f} s")
-    print(f"first view: {shown} nodes drawn, frame {collapsed_frame:.1f} ms; search {search_ms:.0f} ms; "
-          f"focus {focus_ms:.0f} ms; expand all {'n/a (opened expanded)' if expand_ms is None else f'{expand_ms:.0f} ms'}; "
-          f"frame with all {len(data['nodes'])} nodes + {len(data['edges'])} edges: "
-          f"median {statistics.median(frames):.0f} ms")
+    print(
+        f"chromium load → interactive (wall, median of {args.runs}): {tti:.2f} s "
+        f"(target ≤ 3 s: {'ok' if tti <= 3 else 'OVER'}); in-page first render "
+        f"{statistics.median(first):.2f} s, interactive {statistics.median(in_page):.2f} s"
+    )
+    print(
+        f"first view: {shown} nodes drawn, frame {collapsed_frame:.1f} ms; search {search_ms:.0f} ms; "
+        f"focus {focus_ms:.0f} ms; expand all {'n/a (opened expanded)' if expand_ms is None else f'{expand_ms:.0f} ms'}; "
+        f"frame with all {len(data['nodes'])} nodes + {len(data['edges'])} edges: "
+        f"median {statistics.median(frames):.0f} ms"
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -12,7 +12,7 @@ def instrument(table: dict[str, list[str]], wrap: Wrap, member_prefix: str = "",
     """Replace each function named in `table` ({"module[:Class]": [names]}) and each stage in
     `engine.STAGES` by `wrap(fn, label)`; labels are "<prefix><module tail>.<name>" and
     "<stage_prefix><stage name>". Names a module no longer has are skipped."""
-    import vault_kg.engine as engine
+    import vault_kg.update.engine as engine
 
     for where, names in table.items():
         module_name, _, cls = where.partition(":")

@@ -37,7 +37,7 @@ def main() -> None:
             shutil.copytree(REPO / part, plugin / part)
         kg = work / "tools" / "kg"
         kg.parent.mkdir()
-        kg.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.entry import main; main()" "$@"\n')
+        kg.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.cli.entry import main; main()" "$@"\n')
         kg.chmod(0o755)
         elsewhere = work / "elsewhere.txt"
         elsewhere.write_text("not a note\n")

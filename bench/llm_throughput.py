@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,7 +49,7 @@ def requests(log: Path) -> int:
 
 def kg(code: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     full = {**env, "PYTHONPATH": str(code)}
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", *args], env=full, capture_output=True, text=True, cwd=str(code))
+    done = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args], env=full, capture_output=True, text=True, cwd=str(code))
     if done.returncode != 0:
         raise SystemExit(f"kg {' '.join(args)} failed ({code}): {done.stderr.strip()[-800:]}")
     return done
@@ -59,7 +58,7 @@ def kg(code: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProce
 def settle(out: Path, timeout: float = 3600) -> None:
     """Until no model worker holds the vault (the new code's background pass)."""
     sys.path.insert(0, str(ROOT))
-    from vault_kg.llm_worker import running
+    from vault_kg.jobs.model_worker import running
 
     time.sleep(0.5)
     deadline = time.monotonic() + timeout
@@ -127,8 +126,11 @@ def main() -> None:
             for name, code, new in codes:
                 r = measure(code, source, work / f"{name}-{label.split()[0]}", args.delay, new)
                 ctx = ",".join(str(v) for v in r["num_ctx_values"])
-                print(f"{label:<18}{name:<6}{r['notes']:>6}{r['calls']:>7}{r['calls_per_note']:>12.2f}{r['prompt_tokens_per_note']:>17.0f}{ctx:>18}"
-                      f"{r['noop_requests']:>12}{str(r['tags_only_calls']) + '/' + str(r['tags_only_edits']):>17}{r['build_s']:>9.1f}", flush=True)
+                print(
+                    f"{label:<18}{name:<6}{r['notes']:>6}{r['calls']:>7}{r['calls_per_note']:>12.2f}{r['prompt_tokens_per_note']:>17.0f}{ctx:>18}"
+                    f"{r['noop_requests']:>12}{str(r['tags_only_calls']) + '/' + str(r['tags_only_edits']):>17}{r['build_s']:>9.1f}",
+                    flush=True,
+                )
         print("prompt tokens as the stand-in counts them (characters / 4, as for English prose); 'no-op reqs' counts requests of any kind")
     finally:
         shutil.rmtree(work, ignore_errors=True)

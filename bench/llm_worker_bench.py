@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vault import generate  # noqa: E402
 
-from vault_kg.llm_worker import running  # noqa: E402
+from vault_kg.jobs.model_worker import running  # noqa: E402
 
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 
 
 def closed_port() -> str:

@@ -34,7 +34,7 @@ from background import settle  # noqa: E402
 from watch_bench import bench_vault  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 QUESTIONS = ["payments retry webhook", "ledger reconcile export", "deploy release docker", "seo audit crawl keyword", "postgres migration schema"]
 TARGET = 0.100
 
@@ -60,7 +60,7 @@ def children() -> set[int]:
 IN_PROCESS = """
 import json, sys, time
 from vault_kg import query as q
-from vault_kg.scopes import resolve_scopes
+from vault_kg.core.scopes import resolve_scopes
 questions = json.loads(sys.argv[1])
 scopes = resolve_scopes(None, None)
 q.query(scopes, questions[0], 800)
@@ -163,6 +163,7 @@ def main() -> None:
         settle(vault / "kg-out")  # the build's graph.html render runs detached: not beside the rounds
         asyncio.run(rounds(sides, env, work, args.runs))
         report(sides, vault, args.runs)
+
 
 if __name__ == "__main__":
     from figures import record

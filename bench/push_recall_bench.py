@@ -28,7 +28,7 @@ COMMAND = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["User
 
 
 def kg_cmd(*args: str, env: dict[str, str]) -> None:
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", *args], env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args], env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"kg {' '.join(args)} failed: {done.stderr.strip()}")
 
@@ -65,15 +65,23 @@ def main() -> None:
         elsewhere.mkdir()
         kg = work / "tools" / "kg"
         kg.parent.mkdir()
-        kg.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.entry import main; main()" "$@"\n')
+        kg.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.cli.entry import main; main()" "$@"\n')
         kg.chmod(0o755)
         env["KG_BIN"] = str(kg)
         hook = COMMAND.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
         strong = strong_prompt(vault)
 
         def payload(prompt: str, run: int, cwd: Path) -> str:
-            return json.dumps({"session_id": f"bench-{run}-{time.time_ns()}", "transcript_path": str(work / "t.jsonl"), "cwd": str(cwd),
-                               "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+            return json.dumps(
+                {
+                    "session_id": f"bench-{run}-{time.time_ns()}",
+                    "transcript_path": str(work / "t.jsonl"),
+                    "cwd": str(cwd),
+                    "permission_mode": "default",
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": prompt,
+                }
+            )
 
         rows = [
             ("python start-up (reference)", f'"{sys.executable}" -c pass', None, None, {}),
@@ -104,7 +112,7 @@ def in_process(vault: Path, config: Path, strong: str, runs: int) -> None:
     """The decision alone (FTS5 search, strength, session state), without Python's start-up."""
     os.environ["KG_CONFIG"] = str(config)
     from vault_kg.core.config import load_config
-    from vault_kg.push_recall import recall_for_prompt
+    from vault_kg.memory.push_recall import recall_for_prompt
 
     cfg = load_config()
     print(f"{'in-process recall_for_prompt':<36}{'median':>10}{'p90':>10}")

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from dense_vault import write_dense_vault  # noqa: E402
 
-from vault_kg import query as q  # noqa: E402
-from vault_kg.scopes import resolve_scopes  # noqa: E402
+from vault_kg.query import verbs as q
+from vault_kg.core.scopes import resolve_scopes  # noqa: E402
 
 QUESTIONS = ["webhook retries", "payments api", "stripe webhook retry backoff"]
 BUDGETS = range(100, 2001, 100)
@@ -30,7 +30,7 @@ BUDGETS = range(100, 2001, 100)
 
 def _build(vault: Path) -> None:
     env = dict(os.environ, KG_OLLAMA="off", KG_VAULT="")
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "build", "--vault", str(vault)], env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build", "--vault", str(vault)], env=env, capture_output=True, text=True)
     if done.returncode:
         sys.exit(done.stderr)
 

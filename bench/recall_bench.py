@@ -56,8 +56,10 @@ PARAPHRASES = {
     "refresh token rotation": "renewing session credentials and catching stolen ones",
     "ADR about NATS versus Kafka": "the write-up on which message broker we picked",
 }
-STOP = set("a an the of to in on for and or with by at from as is was were be been it its this that what when why how did do i we our my "
-           "into onto out up down more most much so no not than then there their they them you your new".split())
+STOP = set(
+    "a an the of to in on for and or with by at from as is was were be been it its this that what when why how did do i we our my "
+    "into onto out up down more most much so no not than then there their they them you your new".split()
+)
 
 
 def content_words(text: str) -> set[str]:
@@ -70,6 +72,8 @@ def overlap(question: str, entry: str) -> float:
     """The share of the question's content words that appear in the entry."""
     words = content_words(question)
     return len(words & content_words(entry)) / len(words) if words else 0.0
+
+
 UTC = ZoneInfo("UTC")
 NOW = datetime.combine(END + timedelta(days=1), datetime.min.time()).replace(hour=9, tzinfo=UTC)
 
@@ -80,7 +84,7 @@ def _rss_mb(who: int) -> float:
 
 def _kg_command() -> list[str]:
     kg = Path(sys.executable).parent / "kg"
-    return [str(kg)] if kg.exists() else [sys.executable, "-m", "vault_kg.entry"]
+    return [str(kg)] if kg.exists() else [sys.executable, "-m", "vault_kg.cli.entry"]
 
 
 def main() -> None:
@@ -116,8 +120,7 @@ def main() -> None:
             noop_sync.append(time.perf_counter() - t)
         noop_open.append(time.perf_counter() - started)
         assert again.indexed_files == again.removed_files == 0
-    print(f"no-op re-index: {statistics.median(noop_sync) * 1000:.1f} ms (sync call), "
-          f"{statistics.median(noop_open) * 1000:.0f} ms (open + sync + close, warm process)")
+    print(f"no-op re-index: {statistics.median(noop_sync) * 1000:.1f} ms (sync call), {statistics.median(noop_open) * 1000:.0f} ms (open + sync + close, warm process)")
 
     questions = [(item.question, item.day) for item in labelled]
     dated = [(f"{q} in {d:%B %Y}", d) for q, d in questions]
@@ -129,8 +132,10 @@ def main() -> None:
     }
     for name, batch in pairs.items():
         shares = [overlap(q, entry) for q, entry in batch]
-        print(f"{name} questions: {len(batch)}; content words found in their entry: mean {statistics.mean(shares):.0%}, "
-              f"{sum(s == 1 for s in shares)} fully covered, {sum(s == 0 for s in shares)} sharing none")
+        print(
+            f"{name} questions: {len(batch)}; content words found in their entry: mean {statistics.mean(shares):.0%}, "
+            f"{sum(s == 1 for s in shares)} fully covered, {sum(s == 0 for s in shares)} sharing none"
+        )
     hits_at_5 = {"undated": 0, "dated": 0, "paraphrased": 0}
     latencies: list[float] = []
     with JournalIndex(vault) as index:
@@ -146,8 +151,7 @@ def main() -> None:
                     print(f"  miss: {question!r} (true {day}) got {[str(h.entry.day) for h in result.hits]}")
     latencies.sort()
     p95 = latencies[int(0.95 * (len(latencies) - 1))]
-    print(f"recall in-process (index open): median {statistics.median(latencies) * 1000:.1f} ms, "
-          f"p95 {p95 * 1000:.1f} ms over {len(latencies)} questions")
+    print(f"recall in-process (index open): median {statistics.median(latencies) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms over {len(latencies)} questions")
 
     per_call = []
     for question, _ in questions[:5]:
@@ -161,21 +165,19 @@ def main() -> None:
     env = {**os.environ, "KG_CONFIG": str(vault / "no-config.toml")}
     for question, _ in questions[: args.runs]:
         t = time.perf_counter()
-        done = subprocess.run([*command, "recall", question, "--vault", str(vault), "--limit", "5"],
-                              capture_output=True, text=True, env=env)
+        done = subprocess.run([*command, "recall", question, "--vault", str(vault), "--limit", "5"], capture_output=True, text=True, env=env)
         process_times.append(time.perf_counter() - t)
         if done.returncode != 0:
             sys.exit(f"kg recall failed: {done.stderr.strip()}")
-    print(f"recall as a process ({' '.join(Path(c).name for c in command)} recall): median "
-          f"{statistics.median(process_times):.2f} s, max {max(process_times):.2f} s over {len(process_times)} runs")
-    print(f"peak RSS: bench process {_rss_mb(resource.RUSAGE_SELF):.0f} MB (generation + cold index + searches), "
-          f"kg recall process {_rss_mb(resource.RUSAGE_CHILDREN):.0f} MB")
+    print(f"recall as a process ({' '.join(Path(c).name for c in command)} recall): median {statistics.median(process_times):.2f} s, max {max(process_times):.2f} s over {len(process_times)} runs")
+    print(f"peak RSS: bench process {_rss_mb(resource.RUSAGE_SELF):.0f} MB (generation + cold index + searches), kg recall process {_rss_mb(resource.RUSAGE_CHILDREN):.0f} MB")
 
     total = len(questions) + len(dated)
-    print(f"Recall@5, labelled questions: {(hits_at_5['undated'] + hits_at_5['dated']) / total:.3f} over {total} "
-          f"(undated {hits_at_5['undated']}/{len(questions)}, with a month {hits_at_5['dated']}/{len(dated)})")
-    print(f"Recall@5, paraphrased questions: {hits_at_5['paraphrased'] / max(1, len(paraphrased)):.3f} "
-          f"({hits_at_5['paraphrased']}/{len(paraphrased)})")
+    print(
+        f"Recall@5, labelled questions: {(hits_at_5['undated'] + hits_at_5['dated']) / total:.3f} over {total} "
+        f"(undated {hits_at_5['undated']}/{len(questions)}, with a month {hits_at_5['dated']}/{len(dated)})"
+    )
+    print(f"Recall@5, paraphrased questions: {hits_at_5['paraphrased'] / max(1, len(paraphrased)):.3f} ({hits_at_5['paraphrased']}/{len(paraphrased)})")
 
 
 if __name__ == "__main__":

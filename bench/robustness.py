@@ -36,8 +36,10 @@ def incremental(seconds: float) -> None:
     started = time.perf_counter()
     totals = soak(seconds)
     os.environ.pop("KG_HTML", None)
-    print(f"incremental ≡ from scratch: {totals['sequences']} sequences, {totals['steps']} steps checked "
-          f"(each against a fresh build of both scopes and the independent link oracle), {len(totals['divergences'])} divergences, {time.perf_counter() - started:.0f}s")
+    print(
+        f"incremental ≡ from scratch: {totals['sequences']} sequences, {totals['steps']} steps checked "
+        f"(each against a fresh build of both scopes and the independent link oracle), {len(totals['divergences'])} divergences, {time.perf_counter() - started:.0f}s"
+    )
     for line in totals["divergences"][:5]:  # type: ignore[index]
         print(f"  {line[:400]}")
 
@@ -48,24 +50,28 @@ def kills(seconds: float, home: Path) -> None:
     started = time.perf_counter()
     totals = kill_rounds(home / "crash", seconds, fresh_every_round=True, seed=int(time.time()) % 1000)
     # kill_rounds raises on the first corrupt artifact or cache, so reaching this line is the observation
-    print(f"crash safety: {totals['kills']} SIGKILLs on a 500-note vault ({totals['killed_mid_run']} mid-run, "
-          f"{totals['finished_before_kill']} finished first); after each: graph.json and brief.json parsed, every artifact "
-          f"old or new, SQLite cache sound (checks passed: {totals['kills']}); {totals['fresh_checks']} recoveries equal to a "
-          f"fresh build, {totals['leftover_temp_files']} temp files left, {time.perf_counter() - started:.0f}s")
+    print(
+        f"crash safety: {totals['kills']} SIGKILLs on a 500-note vault ({totals['killed_mid_run']} mid-run, "
+        f"{totals['finished_before_kill']} finished first); after each: graph.json and brief.json parsed, every artifact "
+        f"old or new, SQLite cache sound (checks passed: {totals['kills']}); {totals['fresh_checks']} recoveries equal to a "
+        f"fresh build, {totals['leftover_temp_files']} temp files left, {time.perf_counter() - started:.0f}s"
+    )
 
 
 def concurrency(rounds: int, home: Path) -> None:
     from robust_corpus import canonical, fresh_build
     from test_concurrency import hammer
-    from vault_kg.scopes import vault_scope
+    from vault_kg.core.scopes import vault_scope
 
     vault = home / "conc" / "vault"
     writers, failures, readers = hammer(vault, rounds)
     scope = vault_scope(vault)
     same = canonical(scope.out) == fresh_build(scope, home / "conc" / "fresh")
-    print(f"concurrency: {writers} `kg update PATH` processes, 8 at a time (half on one shared note), "
-          f"{readers.queries} query processes and {readers.parses} graph.json reads alongside; "
-          f"{len(failures)} failures; final graph equals from scratch: {same}")
+    print(
+        f"concurrency: {writers} `kg update PATH` processes, 8 at a time (half on one shared note), "
+        f"{readers.queries} query processes and {readers.parses} graph.json reads alongside; "
+        f"{len(failures)} failures; final graph equals from scratch: {same}"
+    )
 
 
 WORDS = ["Payments API", "acme", "Ünïcode", "a|b", "x#y", "^blk", "[[", "]]", "](", "`", "*", "&a", "!!str", "%20", "..", "/"]
@@ -76,23 +82,43 @@ def grammar_note(rng: random.Random) -> bytes:
     word = lambda: rng.choice(WORDS) + rng.choice(["", " ", "-x", "/y"])  # noqa: E731
     fm = []
     for key in rng.sample(["summary", "tags", "aliases", "title", "anchors", "date", word()], rng.randint(0, 5)):
-        value = rng.choice([
-            word(), f"'{word()}'", f'"{word()}\\"', f"[{word()}, {word()}", f"[{word()}, {word()}]", f"{{a: {word()}}}",
-            "|\n  " + word(), "&anchor " + word(), "*anchor", "\n  - " + word() + "\n  - [" + word(), "\t" + word(), "",
-            "\n  - project: p\n    locator: " + word() + "\n    hash: " + rng.choice(["0" * 64, "zz", ""]),
-        ])
+        value = rng.choice(
+            [
+                word(),
+                f"'{word()}'",
+                f'"{word()}\\"',
+                f"[{word()}, {word()}",
+                f"[{word()}, {word()}]",
+                f"{{a: {word()}}}",
+                "|\n  " + word(),
+                "&anchor " + word(),
+                "*anchor",
+                "\n  - " + word() + "\n  - [" + word(),
+                "\t" + word(),
+                "",
+                "\n  - project: p\n    locator: " + word() + "\n    hash: " + rng.choice(["0" * 64, "zz", ""]),
+            ]
+        )
         fm.append(f"{key}: {value}")
     body = []
     for _ in range(rng.randint(0, 25)):
-        body.append(rng.choice([
-            "#" * rng.randint(1, 8) + " " + word() + rng.choice(["", " ##", " #"]),
-            f"[[{word()}|{word()}|{word()}]] [[{word()}#{word()}#{word()}]] [[#{word()}]] [[^]] [[]]",
-            f"| [[{word()}\\|{word()}]] | {word()} |\n| --- | --- |\n| `[[{word()}]]` | [x]({word()}.md#{word()}) |",
-            f"[{word()}]({word()}%20{word()}.md) ![[{word()}]] [[ [[{word()}]] ]]",
-            rng.choice(["```", "~~~", "````"]) + rng.choice(["", "python"]), f"#{word()}/{word()}//x #123 #a/b/",
-            f"<!-- {word()}", "- " * rng.randint(1, 30) + word(), "> " * rng.randint(1, 30) + f"[[{word()}]]",
-            f"text ^{rng.choice(['blk-1', 'x y', ''])}", "`" * rng.randint(1, 9) + word() + "`" * rng.randint(1, 9),
-        ]))
+        body.append(
+            rng.choice(
+                [
+                    "#" * rng.randint(1, 8) + " " + word() + rng.choice(["", " ##", " #"]),
+                    f"[[{word()}|{word()}|{word()}]] [[{word()}#{word()}#{word()}]] [[#{word()}]] [[^]] [[]]",
+                    f"| [[{word()}\\|{word()}]] | {word()} |\n| --- | --- |\n| `[[{word()}]]` | [x]({word()}.md#{word()}) |",
+                    f"[{word()}]({word()}%20{word()}.md) ![[{word()}]] [[ [[{word()}]] ]]",
+                    rng.choice(["```", "~~~", "````"]) + rng.choice(["", "python"]),
+                    f"#{word()}/{word()}//x #123 #a/b/",
+                    f"<!-- {word()}",
+                    "- " * rng.randint(1, 30) + word(),
+                    "> " * rng.randint(1, 30) + f"[[{word()}]]",
+                    f"text ^{rng.choice(['blk-1', 'x y', ''])}",
+                    "`" * rng.randint(1, 9) + word() + "`" * rng.randint(1, 9),
+                ]
+            )
+        )
     head = ("---\n" + "\n".join(fm) + "\n---\n") if fm or rng.random() < 0.3 else ""
     return (head + "\n".join(body) + "\n").encode("utf-8")
 
@@ -144,8 +170,10 @@ def hostile(count: int) -> None:
     for name, (relpath, data) in pathological_cases().items():
         one(check_note if relpath.endswith(".md") else check_code, (data, relpath), name)
     tried = sum(outcomes.values())
-    print(f"hostile input: {tried} inputs tried ({', '.join(f'{v} {k}' for k, v in kinds.items())}, each as a note and as code; "
-          f"{len(pathological_cases())} named pathological) in {time.perf_counter() - started:.0f}s, slowest {slowest:.2f}s")
+    print(
+        f"hostile input: {tried} inputs tried ({', '.join(f'{v} {k}' for k, v in kinds.items())}, each as a note and as code; "
+        f"{len(pathological_cases())} named pathological) in {time.perf_counter() - started:.0f}s, slowest {slowest:.2f}s"
+    )
     print("  outcomes: " + ", ".join(f"{v} {k}" for k, v in outcomes.items()))
     print("  quarantine reasons: " + ", ".join(f"{v} {k!r}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])[:8]))
     for line in failures[:10]:
@@ -159,9 +187,11 @@ def secrets(home: Path) -> None:
     from test_secrets_leak import SECRETS
 
     places = "notes (frontmatter, headings, prose, links, .env lines, code fences), code (comments, docstrings, defaults), a session transcript"
-    print(f"secrets: {len(SECRETS)} secret shapes in {places}; checked journal, graph.json, report, brief, html, search index, "
-          f"query/explain/god-nodes, hook output, MCP answers: tests/test_secrets_leak.py "
-          f"{'passed (no secret found in any of them)' if code == 0 else f'FAILED (pytest exit {int(code)}; see above)'}")
+    print(
+        f"secrets: {len(SECRETS)} secret shapes in {places}; checked journal, graph.json, report, brief, html, search index, "
+        f"query/explain/god-nodes, hook output, MCP answers: tests/test_secrets_leak.py "
+        f"{'passed (no secret found in any of them)' if code == 0 else f'FAILED (pytest exit {int(code)}; see above)'}"
+    )
 
 
 def main() -> None:

@@ -3,8 +3,8 @@
 Usage: python bench/update_phases.py [--notes 3000] [--rounds 3]
 
 Builds a generated vault, then edits one note `--rounds` times each way (prose only; a new link)
-and runs the update the PostToolUse hook runs (`engine.run(scope, paths=[note])`, inside
-`ranking.deferring_whole_graph()` or `deferring_communities()`, whichever the code has), then what
+and runs the update the PostToolUse hook runs (`engine.run(scope, paths=[note], settings=RunSettings(defer=WHOLE_GRAPH))`;
+in older code, inside `ranking.deferring_whole_graph()` or `deferring_communities()`), then what
 the hook's background job runs (`cluster_job.settle`: a link edit's ranks and artifacts, and the
 clustering), each timed on its own, wrapping the engine's phases with a CPU
 clock (`time.process_time`: the process's own CPU, little moved by other load on the machine).
@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_vault import generate  # noqa: E402
 
 PHASES = {
-    "vault_kg.engine": ["_locked_run", "_resolve", "assemble_nodes", "_ranking", "_update_docs", "_dirty_owners", "_write_html",
-                        "rank_nodes", "write_artifacts"],  # and every stage in engine.STAGES (these two: as a link patch calls them)
-    "vault_kg.link_patch": ["_group_of", "_commit", "_resolved_again", "_groups"],
-    "vault_kg.owed": ["defer"],
-    "vault_kg.cache:ScopeCache": ["load_all", "load_kept", "load_nodes", "sync_graph", "sync_ranks", "put_table", "commit"],
-    "vault_kg.rank": ["patched", "ranking_digest", "pagerank", "communities"],
-    "vault_kg.anchor_pass": ["post_assembly"],
+    "vault_kg.update.engine": ["_locked_run"],  # and every stage in engine.STAGES
+    "vault_kg.update.stages": ["resolve_references", "assemble_nodes", "_ranking", "update_search_index", "dirty_owners", "_write_html"],
+    "vault_kg.update.link_patch": ["_group_of", "_commit", "_resolved_again", "_groups", "rank_nodes", "write_artifacts"],  # the stages a link patch calls
+    "vault_kg.update.deferred_work": ["defer"],
+    "vault_kg.storage.cache:ScopeCache": ["load_all", "load_kept", "load_nodes", "sync_graph", "sync_ranks", "put_table", "commit"],
+    "vault_kg.update.centrality": ["patched", "ranking_digest", "pagerank", "communities"],
+    "vault_kg.anchors.build_pass": ["post_assembly"],
     "graph_out.graph_json": ["encode_node_link", "node_link"],
     "vault_kg.core.store": ["write_if_changed"],
 }
@@ -62,16 +62,27 @@ def instrument(spent: dict[str, float]) -> None:
     wrap_all(PHASES, lambda fn, label: timed(fn, label, spent), member_prefix="", stage_prefix="engine.")
 
 
-def hook_deferral() -> Any:
-    """The context the PostToolUse hook updates in, in the code being measured."""
+def hook_settings() -> dict[str, Any]:
+    """The settings the PostToolUse hook passes to the route, in the code being measured (none in older code)."""
     try:
-        from vault_kg.ranking import deferring_whole_graph
+        from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
+    except ImportError:
+        return {}
+    return {"settings": RunSettings(defer=WHOLE_GRAPH)}
+
+
+def hook_deferral() -> Any:
+    """The context the PostToolUse hook updated in, in older code (which had no `RunSettings`)."""
+    if hook_settings():
+        return contextlib.nullcontext
+    try:
+        from vault_kg.update.ranking_policy import deferring_whole_graph
 
         return deferring_whole_graph
     except ImportError:
         pass
     try:
-        from vault_kg.ranking import deferring_communities
+        from vault_kg.update.ranking_policy import deferring_communities
 
         return deferring_communities
     except ImportError:
@@ -81,11 +92,11 @@ def hook_deferral() -> Any:
 def background_job() -> Callable[[Any], Any]:
     """What the hook's background job runs (an update, in code without the job)."""
     try:
-        from vault_kg.cluster_job import settle
+        from vault_kg.jobs.clustering import settle
 
         return settle
     except ImportError:
-        import vault_kg.engine as engine
+        import vault_kg.update.engine as engine
 
         return engine.run
 
@@ -100,8 +111,8 @@ def main() -> None:
     os.environ["KG_CONFIG"] = str(work / "config.toml")
     vault = work / "vault"
     notes = generate(vault, args.notes, seed=7)
-    import vault_kg.engine as engine
-    from vault_kg.scopes import vault_scope
+    import vault_kg.update.engine as engine
+    from vault_kg.core.scopes import vault_scope
 
     scope = vault_scope(vault)
     engine.run(scope)
@@ -118,7 +129,7 @@ def main() -> None:
             spent.clear()
             start = time.process_time()
             with deferring():
-                result = engine.run(scope, paths=[note])
+                result = engine.run(scope, paths=[note], **hook_settings())
             spent["total (engine.run)"] = time.process_time() - start
             for label, value in spent.items():
                 rows.setdefault(kind, {}).setdefault(label, []).append(value)

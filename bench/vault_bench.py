@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 TARGETS = {"cold build": 10.0, "no-op update": 1.0, "one-note update": 1.5, "query": 0.5}
 NOOP_RATIO_TARGET = 2.5
 

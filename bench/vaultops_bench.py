@@ -23,9 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gen_vault import generate  # noqa: E402
 
-from vault_kg import consolidate, promote, sync  # noqa: E402
-from vault_kg.engine import run  # noqa: E402
-from vault_kg.scopes import vault_scope  # noqa: E402
+from vault_kg.notes import consolidate
+from vault_kg.notes import promote
+from vault_kg.notes import sync
+from vault_kg.update.engine import run  # noqa: E402
+from vault_kg.core.scopes import vault_scope  # noqa: E402
 
 
 def timed(label: str, fn, *args, **kwargs):

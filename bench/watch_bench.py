@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from background import kg_env, settle  # noqa: E402
 from gen_vault import generate  # noqa: E402
 
-KG = [sys.executable, "-c", "from vault_kg.entry import main; main()"]
+KG = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()"]
 POLL_S = 0.05
 
 
@@ -85,7 +85,7 @@ async def mcp_latencies(vault: Path, env: dict[str, str], cwd: Path, runs: int) 
                 raise SystemExit("the MCP server never started watching its vault")
             await asyncio.sleep(POLL_S)
         await asyncio.sleep(3.0)  # the watcher's catch-up update at start
-        for i in range(runs):
+        for _ in range(runs):
             title = f"Watchbench {uuid.uuid4().hex[:10]}"  # one token no other note has
             (vault / "bench-watch").mkdir(exist_ok=True)
             (vault / "bench-watch" / f"{title}.md").write_text(note(title), encoding="utf-8")

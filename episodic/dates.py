@@ -73,9 +73,7 @@ def resolve_timezone(name: str = "") -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise KgError(
-            f"unknown time zone {name!r} in the config file; use an IANA name like 'Europe/Paris'"
-        ) from exc
+        raise KgError(f"unknown time zone {name!r} in the config file; use an IANA name like 'Europe/Paris'") from exc
 
 
 def today_in(tz: tzinfo, now: datetime | None = None) -> date:
@@ -189,9 +187,7 @@ def _point(text: str, today: date) -> tuple[date, date] | None:
         except ValueError:
             return None
         return day, day
-    if m := re.fullmatch(_MON + r" (\d{1,2})(?:st|nd|rd|th)?(?:,? (\d{4}))?", text) or re.fullmatch(
-        r"(\d{1,2})(?:st|nd|rd|th)? " + _MON + r"(?:,? (\d{4}))?", text
-    ):
+    if m := re.fullmatch(_MON + r" (\d{1,2})(?:st|nd|rd|th)?(?:,? (\d{4}))?", text) or re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)? " + _MON + r"(?:,? (\d{4}))?", text):
         groups = m.groups()
         month_word, day_num = (groups[0], groups[1]) if not groups[0].isdigit() else (groups[1], groups[0])
         return _month_day(month_word, int(day_num), groups[2], today)

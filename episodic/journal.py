@@ -156,13 +156,7 @@ def render_frontmatter(day: date, entries: list[Entry]) -> str:
     count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
     summary = f"Journal for {day:%A} {day.isoformat()}: {count}" + (f" ({', '.join(projects)})" if projects else "")
     tags = [*BASE_TAGS, *dict.fromkeys(f"project/{_slug(p)}" for p in projects if _slug(p))]
-    return (
-        "---\n"
-        f"summary: {json.dumps(summary, ensure_ascii=False)}\n"
-        f"tags: [{', '.join(tags)}]\n"
-        f"date: {day.isoformat()}\n"
-        "---\n"
-    )
+    return f"---\nsummary: {json.dumps(summary, ensure_ascii=False)}\ntags: [{', '.join(tags)}]\ndate: {day.isoformat()}\n---\n"
 
 
 def _lock(vault: Path, name: str, timeout: float) -> Any:
@@ -200,9 +194,7 @@ def append_entry(
             new = _with_entry(old, day, heading, body, relpath)
             write_plain(vault, relpath, new, scan=f"{heading}\n{body}")
     except Timeout as exc:
-        raise StoreBusy(
-            f"{path}: another kg process has been writing the journal for {lock_timeout:.0f}s; try again"
-        ) from exc
+        raise StoreBusy(f"{path}: another kg process has been writing the journal for {lock_timeout:.0f}s; try again") from exc
     except OSError as exc:
         raise KgError(f"{path}: cannot write the journal ({exc.strerror or exc}); make the vault writable, then add the entry again") from exc
     entries = parse_entries(new.replace("\r\n", "\n"), day, relpath)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .transcript import EDIT_TOOLS, _records, _tool_uses, _user_text
+from .transcript import EDIT_TOOLS, transcript_records, tool_uses, user_text
 
 MAX_TEXT_CHARS = 2_000_000
 TAIL_BYTES = 4 * 1024 * 1024  # the Stop hook runs every turn: a long session is not re-read whole
@@ -25,8 +25,8 @@ class Turn:
 
 
 def last_turn(transcript: Path) -> Turn:
-    records = _records(transcript, TAIL_BYTES)
-    start = max((i for i, r in enumerate(records) if _user_text(r)), default=-1) + 1
+    records = transcript_records(transcript, TAIL_BYTES)
+    start = max((i for i, r in enumerate(records) if user_text(r)), default=-1) + 1
     turn = Turn()
     parts: list[str] = []
     for record in records[start:]:
@@ -35,7 +35,7 @@ def last_turn(transcript: Path) -> Turn:
         content = (record.get("message") or {}).get("content")
         if isinstance(content, list):
             parts += [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        for use in _tool_uses(record):
+        for use in tool_uses(record):
             args = use.get("input") or {}
             parts.append(json.dumps(args, ensure_ascii=False))
             raw = args.get(EDIT_TOOLS.get(str(use.get("name")), ""), None)

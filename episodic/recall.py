@@ -157,8 +157,7 @@ class JournalIndex:
             lock.acquire()
         except Timeout as exc:
             raise StoreBusy(
-                f"{self.db_path}: another kg process is using the journal index (waited "
-                f"{self.lock_timeout:.0f}s); journal entries are still saved, run `kg recall` again in a moment"
+                f"{self.db_path}: another kg process is using the journal index (waited {self.lock_timeout:.0f}s); journal entries are still saved, run `kg recall` again in a moment"
             ) from exc
         self._lock = lock
         _quiet_logs()
@@ -196,9 +195,7 @@ class JournalIndex:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
-                raise StoreBusy(
-                    f"{self.db_path}: held by another program (not kg); close it and run `kg recall` again"
-                ) from exc
+                raise StoreBusy(f"{self.db_path}: held by another program (not kg); close it and run `kg recall` again") from exc
             fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _rebuild(self) -> None:
@@ -306,9 +303,7 @@ class JournalIndex:
 
     # -- search --------------------------------------------------------------------------------
 
-    def search(
-        self, text: str, *, days: list[date] | None = None, project: str = "", limit: int = DEFAULT_LIMIT
-    ) -> list[Hit]:
+    def search(self, text: str, *, days: list[date] | None = None, project: str = "", limit: int = DEFAULT_LIMIT) -> list[Hit]:
         """Hybrid (dense + BM25) search over the entries of ``days`` (None: every day)."""
         self._require_open()
         if self._mem is None:

@@ -78,7 +78,7 @@ def accepted_transcript(raw: str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _records(path: Path, limit: int = MAX_TRANSCRIPT_BYTES) -> list[dict[str, Any]]:
+def transcript_records(path: Path, limit: int = MAX_TRANSCRIPT_BYTES) -> list[dict[str, Any]]:
     try:
         raw = read_regular(path, limit, tail=True).decode("utf-8", "replace")
     except OSError as exc:
@@ -97,7 +97,7 @@ def _records(path: Path, limit: int = MAX_TRANSCRIPT_BYTES) -> list[dict[str, An
     return out
 
 
-def _user_text(record: dict[str, Any]) -> str:
+def user_text(record: dict[str, Any]) -> str:
     """The text of a real user request ("" for tool results, meta and command chatter)."""
     if record.get("type") != "user" or record.get("isMeta") or record.get("isSidechain"):
         return ""
@@ -105,9 +105,7 @@ def _user_text(record: dict[str, Any]) -> str:
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        text = "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
+        text = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     else:
         return ""
     text = text.strip()
@@ -119,7 +117,7 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _tool_uses(record: dict[str, Any]) -> list[dict[str, Any]]:
+def tool_uses(record: dict[str, Any]) -> list[dict[str, Any]]:
     if record.get("type") != "assistant":
         return []
     content = (record.get("message") or {}).get("content")
@@ -142,7 +140,7 @@ def summarize_transcript(path: Path, *, vault: Path | None = None, project: str 
     """Read a Claude Code JSONL transcript into the facts a journal entry needs."""
     summary = SessionSummary(transcript=path)
     requests: list[str] = []
-    for record in _records(path):
+    for record in transcript_records(path):
         if record.get("type") == "summary" and record.get("summary") and not summary.title:
             summary.title = str(record["summary"])
         summary.cwd = summary.cwd or str(record.get("cwd") or "")
@@ -151,9 +149,9 @@ def summarize_transcript(path: Path, *, vault: Path | None = None, project: str 
         if record.get("timestamp"):
             summary.started = summary.started or str(record["timestamp"])
             summary.ended = str(record["timestamp"])
-        if text := _user_text(record):
+        if text := user_text(record):
             requests.append(text)
-        for use in _tool_uses(record):
+        for use in tool_uses(record):
             _note_tool_use(summary, use, vault)
     if requests:
         summary.first_request = _one_line(requests[0], MAX_REQUEST_CHARS)

@@ -17,15 +17,14 @@ from typing import Any
 
 import tree_sitter as ts
 
-from extract import code_resolve, code_scan, js_config
+from extract import code_resolve, code_scan
 from extract.anchors import BLOCK_CLOSE, BLOCK_OPEN, normalized_hash, splice
 from extract.redaction import redact_extraction
 from extract.lang.base import CLASS_LIKE, MODULE_SEGMENTS, VIRTUAL, Language, base_name, text
-from extract.languages import language_for, parser_for, query_for
+from extract.languages import language_for, parser_for, project_file, query_for
 from vault_kg.core.adapter import Resolution, SourceSkip
 from vault_kg.core.model import CLASS, CONTAINS, FILE, FUNCTION, LOCATOR_SEP, METHOD, MODULE, Extraction, Ref, edge, file_id
 
-GO_MOD = "go.mod"
 _WS = re.compile(r"\s+")
 _SIMPLE_CALLEE = frozenset({"identifier", "type_identifier", "field_identifier", "property_identifier", "super"})
 _DOC_SKIP = frozenset({"attribute_item", "decorator", "annotation", "marker_annotation"})
@@ -98,9 +97,7 @@ class _FileExtractor:
         self._calls(calls, symbols)
         self._bases(symbols)
         if root.has_error:
-            self.extraction.warnings.append(
-                f"{self.relpath}:{_first_error_line(root)}: syntax error; extracted what parsed (fix the syntax to get the rest)"
-            )
+            self.extraction.warnings.append(f"{self.relpath}:{_first_error_line(root)}: syntax error; extracted what parsed (fix the syntax to get the rest)")
         return self.extraction
 
     # ------------------------------------------------------------ captures
@@ -313,27 +310,10 @@ class _FileExtractor:
         self.extraction.text = " ".join(filter(None, [self.relpath, attrs.get("module", ""), doc[:_MAX_DOC], " ".join(tops)]))
 
     def _package(self, root: ts.Node) -> str:
-        for child in root.named_children:
-            if child.type == "package_clause":  # Go
-                return text(child.named_children[0], self.src) if child.named_children else ""
-            if child.type == "package_declaration":  # Java
-                ids = [c for c in child.named_children if c.type in ("scoped_identifier", "identifier")]
-                return text(ids[0], self.src) if ids else ""
-        return ""
+        return self.lang.package_of(root, self.src) if self.lang.package_of is not None else ""
 
     def _default_export(self, root: ts.Node) -> str:
-        if "export_statement" not in self.lang.wrappers:
-            return ""
-        for child in root.named_children:
-            if child.type != "export_statement" or not any(c.type == "default" for c in child.children):
-                continue
-            decl = child.child_by_field_name("declaration")
-            if decl is not None:
-                return text(decl.child_by_field_name("name"), self.src)
-            value = child.child_by_field_name("value")
-            if value is not None and value.type == "identifier":
-                return text(value, self.src)
-        return ""
+        return self.lang.default_export(root, self.src) if self.lang.default_export is not None else ""
 
     def _contains(self, symbols: list[_Symbol]) -> None:
         meta = self.extraction.meta["code"]
@@ -348,13 +328,15 @@ class _FileExtractor:
                 if sym.segment == "impl":
                     seen_virtual.add(sym.locator)
                     trait = sym.node.child_by_field_name("trait")
-                    impls.append({
-                        "locator": sym.locator,
-                        "type": base_name(text(sym.node.child_by_field_name("type"), self.src)),
-                        "trait": base_name(text(trait, self.src)) if trait is not None else None,
-                        "scope": parent.locator if parent is not None else None,
-                        "line": _line(sym.node),
-                    })
+                    impls.append(
+                        {
+                            "locator": sym.locator,
+                            "type": base_name(text(sym.node.child_by_field_name("type"), self.src)),
+                            "trait": base_name(text(trait, self.src)) if trait is not None else None,
+                            "scope": parent.locator if parent is not None else None,
+                            "line": _line(sym.node),
+                        }
+                    )
                 continue
             if parent is not None and parent.virtual and parent.locator not in seen_virtual:
                 seen_virtual.add(parent.locator)
@@ -413,7 +395,7 @@ class _FileExtractor:
         refs = self.extraction.refs
         for (call, callee), scope in self._enclosing([(c[0].start_byte, c) for c in calls], symbols):
             node = callee if callee is not None else call
-            if call.type in lang.jsx_elements and _intrinsic_element(node, src):
+            if call.type in lang.jsx_elements and lang.host_element is not None and lang.host_element(node, src):
                 continue
             recv: str | None = None
             if node.type in lang.member_calls:
@@ -453,13 +435,6 @@ class _FileExtractor:
                 if base:
                     scope = sym.parent.locator if sym.parent is not None else None
                     self.extraction.refs.append(Ref(sym.locator, base, relation, _line(sym.node), {"scope": scope}))
-
-
-def _intrinsic_element(name: ts.Node, src: bytes) -> bool:
-    """``<div>``, ``<my-el>``, ``<svg:rect>``: host elements, not components (JSX's lowercase rule)."""
-    if name.type == "member_expression":
-        return False
-    return name.type != "identifier" or text(name, src)[:1].islower()
 
 
 def _first_error_line(root: ts.Node) -> int:
@@ -512,28 +487,20 @@ def _file_only(relpath: str, data: bytes, language: str, reason: str | None) -> 
     return extraction
 
 
-def _extract_go_mod(relpath: str, data: bytes) -> Extraction:
-    extraction = _file_only(relpath, data, "gomod", None)
-    match = re.search(rb"^\s*module\s+(\S+)", data, re.MULTILINE)
-    if match:
-        extraction.meta["code"]["go_module"] = match.group(1).decode("utf-8", "replace").strip('"')
-    return extraction
-
-
-def _extract_js_config(relpath: str, data: bytes) -> Extraction:
-    extraction = _file_only(relpath, data, js_config.LANGUAGE, None)
-    config, extraction.warnings = js_config.read_config(relpath, data)
-    extraction.meta["code"]["js_config"] = config
+def _extract_project_file(relpath: str, data: bytes, found: Any) -> Extraction:
+    """A project file (`extract.languages.PROJECT_FILES`): a file node, what it says in its code meta."""
+    extraction = _file_only(relpath, data, found.language, None)
+    said, extraction.warnings = found.read(relpath, data)
+    extraction.meta["code"].update(said)
     return extraction
 
 
 def extract_file(relpath: str, data: bytes) -> Extraction:
     """Extract one file; never raises (bad input becomes a quarantine reason or a warning)."""
     name = posixpath.basename(relpath)
-    if name == GO_MOD:
-        return _extract_go_mod(relpath, data)
-    if js_config.is_config(name):
-        return _extract_js_config(relpath, data)
+    found = project_file(name)
+    if found is not None:
+        return _extract_project_file(relpath, data, found)
     lang = language_for(relpath)
     if lang is None:
         return _file_only(relpath, data, "unknown", f"{relpath}: no language entry for this extension")

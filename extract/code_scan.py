@@ -17,30 +17,25 @@ from pathlib import Path
 
 import pathspec
 
-from extract.js_config import is_config
-from extract.languages import BY_EXTENSION
+from extract.languages import BY_EXTENSION, project_file
 from vault_kg.core.adapter import SourceSkip
 from vault_kg.core.safe_read import display_name, file_kind, read_regular, valid_name
 
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_IGNORE_BYTES = 1_000_000
-SKIP_DIRS = frozenset(
-    {"kg-out", "node_modules", "build", "dist", "target", "vendor", "third_party", "__pycache__", "venv", "site-packages"}
-)
+SKIP_DIRS = frozenset({"kg-out", "node_modules", "build", "dist", "target", "vendor", "third_party", "__pycache__", "venv", "site-packages"})
 IGNORE_FILES = (".gitignore", ".kgignore")
-EXTRA_SOURCES = frozenset({"go.mod"})
 
 _Spec = tuple[str, pathspec.PathSpec]
 
 
 def _is_source(name: str) -> bool:
-    if name in EXTRA_SOURCES:
+    if project_file(name) is not None:  # go.mod, tsconfig.json, ... (each language's own)
         return True
     dot = name.rfind(".")
     if dot <= 0:
         return False
-    suffix = name[dot:].lower()
-    return suffix in BY_EXTENSION or (suffix == ".json" and is_config(name))
+    return name[dot:].lower() in BY_EXTENSION
 
 
 def _load_spec(directory: str, prefix: str) -> _Spec | None:

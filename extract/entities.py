@@ -40,10 +40,7 @@ _SEPARATORS = re.compile(r"[\s_\-]+")
 _EDGE_PUNCT = "\"'`*[](){}<>.,;:!?“”‘’"
 _GENERIC_TAIL = {"corp", "inc", "ltd", "llc", "gmbh", "team", "project"}
 
-PRONOUNS = frozenset(
-    "i me my we us our ours you your he him his she her they them their it its this that these "
-    "those someone everyone team the-team our-team client the-client".split()
-)
+PRONOUNS = frozenset("i me my we us our ours you your he him his she her they them their it its this that these those someone everyone team the-team our-team client the-client".split())
 
 
 def canonical_name(name: str) -> str:

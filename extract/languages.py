@@ -18,9 +18,11 @@ import tree_sitter as ts
 import tree_sitter_language_pack as tslp
 
 from extract.lang import go, java, javascript, python, rust
-from extract.lang.base import Language
+from extract.lang.base import Language, ProjectFile
 
 LANGUAGES: tuple[Language, ...] = (python.LANGUAGE, *javascript.LANGUAGES, go.LANGUAGE, rust.LANGUAGE, java.LANGUAGE)
+# Files that are no source but say how imports resolve (go.mod, tsconfig.json), listed and kept as file nodes.
+PROJECT_FILES: tuple[ProjectFile, ...] = (*go.PROJECT_FILES, *javascript.PROJECT_FILES)
 
 BY_NAME: dict[str, Language] = {lang.name: lang for lang in LANGUAGES}
 BY_EXTENSION: dict[str, Language] = {ext: lang for lang in LANGUAGES for ext in lang.extensions}
@@ -32,6 +34,11 @@ def language_for(relpath: str) -> Language | None:
     if dot < 0 or "/" in relpath[dot:]:
         return None
     return BY_EXTENSION.get(relpath[dot:].lower())
+
+
+def project_file(name: str) -> ProjectFile | None:
+    """The project file a file name is (`go.mod`, `tsconfig.json`, ...), or None."""
+    return next((found for found in PROJECT_FILES if found.matches(name)), None)
 
 
 @cache

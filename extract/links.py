@@ -184,7 +184,7 @@ def scan_markdown(body: str, first_line: int = 1) -> Scan:
             if heading:
                 text = heading_text(heading.group(2))[:MAX_HEADING_CHARS]
                 headings.append(Heading(len(heading.group(1)), text, number))
-                visible = visible[heading.end(1):]
+                visible = visible[heading.end(1) :]
                 hashed = "#" in visible
         if "[[" in visible:
             _wikilinks(visible, number, links)

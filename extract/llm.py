@@ -32,14 +32,50 @@ import pydantic
 from .entities import canonical_name, is_pronoun
 from .llm_cache import LlmCache
 from .llm_prompt import (  # noqa: F401 (the pipeline's public names, re-exported)
-    _PROMPT_SHA, ASCII_CHARS_PER_TOKEN, CONSECUTIVE_FAILURES_TO_STOP, ENTITY_TYPES, EXTRACTION_SCHEMA,
-    ENTITY_FIELDS, MAX_ENTITIES, MAX_LINE, MAX_NAME_CHARS, MAX_RELATIONS, MIN_SPLIT_LINES, NOTE_BUDGET_S, NUM_CTX,
-    NUM_PREDICT, OK, PENDING, PROMPT_VERSION, RELATION_FIELDS, RELATIONS, SCHEMA_VERSION, SEED, SPLIT_CHARS, SYSTEM_PROMPT,
-    Chunk, NotePlan, _dedupe_entities, body_start, build_prompt, chunk_key, chunk_note, estimate_tokens,
-    inert, largest_answer, link_targets, merge_answers, plan_note, prose_lines, request_options,
-    split_chunk, token_budget, verify_answer,
+    PROMPT_SHA,
+    ASCII_CHARS_PER_TOKEN,
+    CONSECUTIVE_FAILURES_TO_STOP,
+    ENTITY_TYPES,
+    EXTRACTION_SCHEMA,
+    ENTITY_FIELDS,
+    MAX_ENTITIES,
+    MAX_LINE,
+    MAX_NAME_CHARS,
+    MAX_RELATIONS,
+    MIN_SPLIT_LINES,
+    NOTE_BUDGET_S,
+    NUM_CTX,
+    NUM_PREDICT,
+    OK,
+    PENDING,
+    PROMPT_VERSION,
+    RELATION_FIELDS,
+    RELATIONS,
+    SCHEMA_VERSION,
+    SEED,
+    SPLIT_CHARS,
+    SYSTEM_PROMPT,
+    Chunk,
+    NotePlan,
+    dedupe_entities,
+    body_start,
+    build_prompt,
+    chunk_key,
+    chunk_note,
+    estimate_tokens,
+    inert,
+    largest_answer,
+    link_targets,
+    merge_answers,
+    plan_note,
+    prose_lines,
+    request_options,
+    split_chunk,
+    token_budget,
+    verify_answer,
 )
 from .llm_stream import ItemScanner
+
 
 class _Entity(pydantic.BaseModel):
     name: Annotated[str, pydantic.StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
@@ -277,7 +313,7 @@ class OllamaExtractor:
                 answers.append(self._ask(title, half, raw, half_prompt, stats, deadline, depth + 1))
             offset = len(left.lines)
             shifted = [{**r, "line": r["line"] + offset if isinstance(r.get("line"), int) else None} for r in answers[1]["relations"]]
-            return {"relations": answers[0]["relations"] + shifted, "entities": _dedupe_entities(answers[0]["entities"] + answers[1]["entities"])}
+            return {"relations": answers[0]["relations"] + shifted, "entities": dedupe_entities(answers[0]["entities"] + answers[1]["entities"])}
 
     def _stream(self, prompt: str, chunk: Chunk, stats: dict[str, Any], deadline: float) -> dict[str, Any]:
         """One call with bounded retries (5xx, an error line mid-stream, timeouts, broken connections)."""
@@ -406,7 +442,11 @@ def note_subject(relpath: str, text: str, title: str, aliases: list[str]) -> tup
 
 
 def verify_note(
-    merged: dict[str, Any], raw: dict[int, str], title: str, aliases: list[str], alias_map: dict[str, list[str]] | None,
+    merged: dict[str, Any],
+    raw: dict[int, str],
+    title: str,
+    aliases: list[str],
+    alias_map: dict[str, list[str]] | None,
     subject: tuple[str | None, dict[str, Any]] = (None, {}),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Verified entities and relations of one note's merged answer, with the relations its
@@ -455,9 +495,6 @@ def _not_a_name(name: str) -> bool:
 
 def _clean(items: dict[str, list[dict[str, Any]]], chunk: Chunk) -> dict[str, Any]:
     """Drop pronoun and schema-word names and self-relations (chunk-relative lines kept)."""
-    relations = [
-        r for r in items["relations"]
-        if not _not_a_name(r["source"]) and not _not_a_name(r["target"]) and canonical_name(r["source"]) != canonical_name(r["target"])
-    ]
+    relations = [r for r in items["relations"] if not _not_a_name(r["source"]) and not _not_a_name(r["target"]) and canonical_name(r["source"]) != canonical_name(r["target"])]
     entities = [e for e in items["entities"] if not _not_a_name(e["name"])]
-    return {"relations": relations, "entities": _dedupe_entities(entities)}
+    return {"relations": relations, "entities": dedupe_entities(entities)}

@@ -1,6 +1,6 @@
 """The model pass inside the engine: cached answers become entities and relations; no model call.
 
-Model calls happen in the background worker (`vault_kg.llm_worker`), never here: a build, an
+Model calls happen in the background worker (`vault_kg.jobs.model_worker`), never here: a build, an
 update or a hook only looks answers up. For each note read, `annotate` plans its chunks (what the
 model would see) and looks their answers up in the cache; a note with an answer for every chunk
 is "answered", any other is marked `status: pending` (and the worker picks it up). Nothing here
@@ -56,11 +56,16 @@ class Settings:
 
         if not self.enabled:
             return {"enabled": False, "stated": STATED_VERSION, "verifier": VERIFIER_VERSION}
-        from .llm_schema import _PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
+        from .llm_schema import PROMPT_SHA, PROMPT_VERSION, SCHEMA_VERSION
 
         return {
-            "enabled": True, "model": self.model, "digest": self.digest, "options": self.options,
-            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, _PROMPT_SHA], "verifier": VERIFIER_VERSION, "stated": STATED_VERSION,
+            "enabled": True,
+            "model": self.model,
+            "digest": self.digest,
+            "options": self.options,
+            "prompt": [PROMPT_VERSION, SCHEMA_VERSION, PROMPT_SHA],
+            "verifier": VERIFIER_VERSION,
+            "stated": STATED_VERSION,
         }
 
 
@@ -98,6 +103,7 @@ def check_mode(scope: ScopeView, cache: CacheView) -> bool:
     cache.set_meta(MODE_META, mode)
     if stored is None:
         return True
+
     def without_digest(d: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k != "digest"}
 
@@ -288,9 +294,7 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     result = {"status": "ok", "entities": entities, "relations": relations}
     graph_nodes, graph_edges = llm_graph(rel, nid, result, title_index)
     stated = stated_relations(src["raw"], title, own_node.get("props"), subject_type)
-    names = {canonical_name(n) for n in (title, *own)} | _names_read(
-        [*src["answer"]["entities"], *entities], [*src["answer"]["relations"], *relations, *stated]
-    )
+    names = {canonical_name(n) for n in (title, *own)} | _names_read([*src["answer"]["entities"], *entities], [*src["answer"]["relations"], *relations, *stated])
     nodes = {k: v for k, v in ext.nodes.items() if v.get("kind") != m.ENTITY}
     note = nodes.get(nid)
     if answered and note is not None and note.get("status") == m.PENDING:
@@ -302,9 +306,15 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     meta["llm"]["names"] = sorted(names)
     meta["llm_result"] = result
     return m.Extraction(
-        source=ext.source, hash=ext.hash, nodes=nodes,
+        source=ext.source,
+        hash=ext.hash,
+        nodes=nodes,
         edges=[e for e in ext.edges if e.get("via") not in MODEL_VIA] + graph_edges,
-        refs=ext.refs, text=ext.text, quarantine=ext.quarantine, warnings=list(ext.warnings), meta=meta,
+        refs=ext.refs,
+        text=ext.text,
+        quarantine=ext.quarantine,
+        warnings=list(ext.warnings),
+        meta=meta,
     )
 
 

@@ -18,8 +18,23 @@ from typing import Any
 from .entities import canonical_name
 from .llm_cache import cache_key
 from .llm_schema import (  # noqa: F401 (re-exported: the pipeline reads them from here)
-    _PROMPT_SHA, ENTITY_FIELDS, ENTITY_TYPES, EXTRACTION_SCHEMA, MAX_ENTITIES, MAX_LINE, MAX_NAME_CHARS, MAX_RELATIONS,
-    NUM_PREDICT, PROMPT_VERSION, RELATION_FIELDS, RELATIONS, SCHEMA_VERSION, SEED, SYSTEM_PROMPT, largest_answer, request_options,
+    PROMPT_SHA,
+    ENTITY_FIELDS,
+    ENTITY_TYPES,
+    EXTRACTION_SCHEMA,
+    MAX_ENTITIES,
+    MAX_LINE,
+    MAX_NAME_CHARS,
+    MAX_RELATIONS,
+    NUM_PREDICT,
+    PROMPT_VERSION,
+    RELATION_FIELDS,
+    RELATIONS,
+    SCHEMA_VERSION,
+    SEED,
+    SYSTEM_PROMPT,
+    largest_answer,
+    request_options,
 )
 from .pair_candidates import Pair, candidate_pairs
 from .prose import WIKILINK, asks_the_model, body_start, prose_lines  # noqa: F401 (re-exported)
@@ -41,7 +56,7 @@ OK = "ok"
 
 def chunk_key(user: str, model: str, digest: str, options: dict[str, Any]) -> str:
     """The cache key of one chunk: exactly what the model sees, and who answers with which options."""
-    return cache_key(hashlib.sha256(user.encode()).hexdigest(), model, digest, PROMPT_VERSION, SCHEMA_VERSION, {**options, "prompt_sha": _PROMPT_SHA})
+    return cache_key(hashlib.sha256(user.encode()).hexdigest(), model, digest, PROMPT_VERSION, SCHEMA_VERSION, {**options, "prompt_sha": PROMPT_SHA})
 
 
 @dataclass
@@ -209,12 +224,16 @@ def merge_answers(plan: NotePlan, answers: list[dict[str, Any]]) -> dict[str, An
         entities.extend(answer.get("entities", []))
     for rel in relations:
         entities.extend({"name": rel[end], "type": "concept"} for end in ("source", "target"))
-    return {"entities": _dedupe_entities(entities), "relations": relations}
+    return {"entities": dedupe_entities(entities), "relations": relations}
 
 
 def verify_answer(
-    answer: dict[str, Any], raw: dict[int, str], alias_map: dict[str, list[str]], subject: list[str],
-    subject_type: str | None = None, props: dict[str, Any] | None = None,
+    answer: dict[str, Any],
+    raw: dict[int, str],
+    alias_map: dict[str, list[str]],
+    subject: list[str],
+    subject_type: str | None = None,
+    props: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Verified entities and relations (see :mod:`extract.verify`), with the relations the note's
     lists, tables and properties state (:mod:`extract.stated_relations`). ``alias_map`` maps
@@ -224,8 +243,7 @@ def verify_answer(
     return verify_extraction(answer["entities"], answer["relations"], raw, alias_map, subject, subject_type, stated)
 
 
-
-def _dedupe_entities(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def dedupe_entities(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per canonical name; a specific type beats the "concept" fallback."""
     seen: dict[str, dict[str, Any]] = {}
     for entity in entities:

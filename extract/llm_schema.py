@@ -21,11 +21,27 @@ MAX_RELATIONS = 12
 MAX_NAME_CHARS = 48
 MAX_LINE = 9999
 ENTITY_TYPES = (
-    "person", "team", "client", "organization", "project", "service", "tool", "api",
-    "decision", "convention", "concept",
+    "person",
+    "team",
+    "client",
+    "organization",
+    "project",
+    "service",
+    "tool",
+    "api",
+    "decision",
+    "convention",
+    "concept",
 )
 RELATIONS = (
-    "uses", "depends_on", "owns", "works_on", "part_of", "replaces", "integrates_with", "client_of",
+    "uses",
+    "depends_on",
+    "owns",
+    "works_on",
+    "part_of",
+    "replaces",
+    "integrates_with",
+    "client_of",
 )
 
 
@@ -35,8 +51,7 @@ _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS}
 def _tuple(**fields: dict[str, Any]) -> dict[str, Any]:
     """A fixed-length array (``prefixItems``): one item costs about half the output tokens of the
     same fields as an object with keys. Each position's ``title`` names it (grammars ignore it)."""
-    return {"type": "array", "prefixItems": [{"title": name, **part} for name, part in fields.items()],
-            "minItems": len(fields), "maxItems": len(fields)}
+    return {"type": "array", "prefixItems": [{"title": name, **part} for name, part in fields.items()], "minItems": len(fields), "maxItems": len(fields)}
 
 
 RELATION_FIELDS = ("line", "source", "relation", "target")
@@ -47,8 +62,7 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
         "relations": {
             "type": "array",
             "maxItems": MAX_RELATIONS,
-            "items": _tuple(line={"type": "integer", "minimum": 1, "maximum": MAX_LINE}, source=_NAME,
-                            relation={"type": "string", "enum": list(RELATIONS)}, target=_NAME),
+            "items": _tuple(line={"type": "integer", "minimum": 1, "maximum": MAX_LINE}, source=_NAME, relation={"type": "string", "enum": list(RELATIONS)}, target=_NAME),
         },
         "entities": {
             "type": "array",
@@ -93,7 +107,7 @@ def largest_answer(schema: dict[str, Any]) -> int:
 
 
 NUM_PREDICT = largest_answer(EXTRACTION_SCHEMA)
-_PROMPT_SHA = hashlib.sha256((SYSTEM_PROMPT + orjson.dumps(EXTRACTION_SCHEMA).decode()).encode()).hexdigest()[:16]
+PROMPT_SHA = hashlib.sha256((SYSTEM_PROMPT + orjson.dumps(EXTRACTION_SCHEMA).decode()).encode()).hexdigest()[:16]
 
 
 def request_options(num_ctx: int, seed: int = SEED) -> dict[str, Any]:

@@ -43,7 +43,7 @@ class VaultAdapter:
 
     kind = "vault"
     edges_owned_by_source = True  # every edge an extraction holds is owned by that note
-    parallel_extract = True  # `extract` is a pure function of the bytes (see vault_kg.extract_pool)
+    parallel_extract = True  # `extract` is a pure function of the bytes (see vault_kg.update.extract_pool)
 
     def list_sources(self, root: Path) -> tuple[list[str], list[SourceSkip]]:
         return vault_scan.list_sources(root)
@@ -57,9 +57,7 @@ class VaultAdapter:
     def resolve(self, extractions: dict[str, m.Extraction]) -> Resolution:
         return resolve_vault(extractions)
 
-    def resolve_incremental(
-        self, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]
-    ) -> tuple[Resolution, dict[str, Any]]:
+    def resolve_incremental(self, extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]) -> tuple[Resolution, dict[str, Any]]:
         return resolve_vault_incremental(extractions, previous, per_source)
 
     def search_text(self, node_id: str, attrs: dict[str, Any], extraction: m.Extraction) -> str:
@@ -251,26 +249,28 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
 
     refs = [_link_ref(nid, relpath, link) for link in scan.links]
     search = " \n".join([title, " ".join(aliases), summary, " ".join(all_tags), " ".join(h.text for h in scan.headings), "\n".join(scan.prose)])
-    return redact_extraction(m.Extraction(
-        source=relpath,
-        hash=digest,
-        nodes=nodes,
-        edges=edges,
-        refs=refs,
-        text=search[:MAX_SEARCH_CHARS],
-        meta={
-            "title": title,
-            "aliases": aliases,
-            "summary": summary,
-            "fm_tags": fm_tags,
-            "inline_tags": sorted(set(inline_tags)),
-            "has_frontmatter": fm_text is not None,
-            "summary_present": summary_raw is not None,
-            "headings": [[h.level, h.text, h.line] for h in scan.headings],
-            "blocks": scan.blocks,
-            "size": len(data),
-        },
-    ))
+    return redact_extraction(
+        m.Extraction(
+            source=relpath,
+            hash=digest,
+            nodes=nodes,
+            edges=edges,
+            refs=refs,
+            text=search[:MAX_SEARCH_CHARS],
+            meta={
+                "title": title,
+                "aliases": aliases,
+                "summary": summary,
+                "fm_tags": fm_tags,
+                "inline_tags": sorted(set(inline_tags)),
+                "has_frontmatter": fm_text is not None,
+                "summary_present": summary_raw is not None,
+                "headings": [[h.level, h.text, h.line] for h in scan.headings],
+                "blocks": scan.blocks,
+                "size": len(data),
+            },
+        )
+    )
 
 
 def _link_ref(nid: str, relpath: str, link: Link) -> m.Ref:
@@ -306,7 +306,7 @@ class NoteIndex:
 
     def __init__(self, extractions: Mapping[str, m.Extraction], aliases: dict[str, list[str]] | None = None) -> None:
         """`aliases` (note → its aliases, every note) stands in for reading them from each
-        extraction: a one-note link patch (`vault_kg.link_patch`) has them from the node table,
+        extraction: a one-note link patch (`vault_kg.update.link_patch`) has them from the node table,
         and `extractions` then only needs to answer for the notes whose headings a link names."""
         self.extractions = extractions
         self.by_path: dict[str, str] = {}
@@ -321,7 +321,7 @@ class NoteIndex:
             if key.endswith(".md"):
                 key = path[:-3].lower()
             by_path[key] = relpath
-            stem = key[key.rfind("/") + 1:]
+            stem = key[key.rfind("/") + 1 :]
             same = by_stem.get(stem)
             if same is None:
                 by_stem[stem] = [relpath]
@@ -381,9 +381,7 @@ def resolve_vault(extractions: dict[str, m.Extraction]) -> Resolution:
     return resolution
 
 
-def resolve_vault_incremental(
-    extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]
-) -> tuple[Resolution, dict[str, Any]]:
+def resolve_vault_incremental(extractions: dict[str, m.Extraction], previous: dict[str, m.Extraction | None], per_source: dict[str, Any]) -> tuple[Resolution, dict[str, Any]]:
     """Re-resolve only the links a change can affect; reuse every other note's cached result.
 
     `previous` maps each changed, added or removed note to its old extraction (None when new).
@@ -402,7 +400,7 @@ def resolve_vault_incremental(
     for rel in sorted(extractions):
         cached = per_source.get(rel)
         if cached is None or rel in previous or not affected.isdisjoint(cached["keys"]):
-            cached = _link_source(rel, extractions[rel].refs, index)
+            cached = link_source(rel, extractions[rel].refs, index)
             recomputed[rel] = cached
             per_source[rel] = cached
     for rel in list(per_source):
@@ -427,7 +425,7 @@ def resolve_vault_incremental(
     return res, recomputed
 
 
-def _link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, list[Any]]:
+def link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, list[Any]]:
     """One note's links resolved: its edges, the dangling targets and the sections it points at,
     and the lookup keys of all its links (which tell the next update whether a change touches it)."""
     edges: list[dict[str, Any]] = []
@@ -478,7 +476,7 @@ def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | N
 def _add_tag_parents(extractions: dict[str, m.Extraction], res: Resolution) -> None:
     owners: dict[str, str] = {}
     for relpath in sorted(extractions):
-        for nid, attrs in extractions[relpath].nodes.items():
+        for attrs in extractions[relpath].nodes.values():
             if attrs.get("kind") == m.TAG:
                 owners.setdefault(attrs["label"], relpath)
     add_tag_hierarchy(owners, res)

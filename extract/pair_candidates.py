@@ -74,7 +74,7 @@ def names_in(sentence: str, known: Iterable[str], capitalised: frozenset[str] = 
             continue
         match = _bounded(folded).search(lowered)
         if match:
-            found.append((match.start(), sentence[match.start():match.end()], True))
+            found.append((match.start(), sentence[match.start() : match.end()], True))
     for pattern in (_CAPS, _IDENT):
         for match in pattern.finditer(sentence):
             trimmed = _trim(match.group(1))
@@ -154,7 +154,7 @@ def candidate_pairs(lines: list[tuple[int, str]], subject: str, known: Iterable[
                 names.insert(0, (match.start(), subject))
             names = names[:MAX_NAMES_PER_SENTENCE]
             for i, (_, first) in enumerate(names):
-                for offset, second in names[i + 1:]:
+                for offset, second in names[i + 1 :]:
                     ident = frozenset((canonical_name(first), canonical_name(second)))
                     if len(ident) < 2 or ident in seen:
                         continue

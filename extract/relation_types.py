@@ -30,9 +30,7 @@ _VALID: dict[str, set[tuple[str, str]]] = {
     "replaces": {(s, t) for group in (THINGS, RECORDS) for s in group for t in group},
     "owns": {(s, t) for s in PEOPLE | {"organization"} for t in THINGS | RECORDS},
     "works_on": {(s, t) for s in PEOPLE for t in ORGS | {"project"}} | {("person", "service")},
-    "part_of": {("person", t) for t in {"team"} | ORGS}
-    | {("team", t) for t in ORGS}
-    | {(s, t) for s in THINGS for t in THINGS},
+    "part_of": {("person", t) for t in {"team"} | ORGS} | {("team", t) for t in ORGS} | {(s, t) for s in THINGS for t in THINGS},
     "client_of": {(s, t) for s in ORGS for t in ORGS},
 }
 SYMMETRIC = frozenset({"integrates_with"})
@@ -55,17 +53,40 @@ _DEFAULT[("team", "service")] = "owns"  # a team working on a service owns it
 
 # inverse or synonym verb -> (canonical relation, True when the ends are swapped)
 INVERSES: dict[str, tuple[str, bool]] = {
-    "replaced_by": ("replaces", True), "superseded_by": ("replaces", True), "supersedes": ("replaces", False),
-    "owned_by": ("owns", True), "maintained_by": ("owns", True), "maintains": ("owns", False), "owner": ("owns", True),
-    "owners": ("owns", True), "led_by": ("owns", True), "leads": ("owns", False),
-    "member_of": ("part_of", False), "members": ("part_of", True), "has_member": ("part_of", True),
-    "contains": ("part_of", True), "includes": ("part_of", True), "component_of": ("part_of", False),
-    "used_by": ("uses", True), "users": ("uses", True), "stack": ("uses", False), "tools": ("uses", False),
-    "requires": ("depends_on", False), "needs": ("depends_on", False), "dependencies": ("depends_on", False),
-    "depends": ("depends_on", False), "required_by": ("depends_on", True), "dependents": ("depends_on", True),
-    "integrations": ("integrates_with", False), "integrates": ("integrates_with", False),
-    "clients": ("client_of", True), "client": ("client_of", True), "customer_of": ("client_of", False),
-    "worked_on_by": ("works_on", True), "contributors": ("works_on", True), "works_for": ("works_on", False),
+    "replaced_by": ("replaces", True),
+    "superseded_by": ("replaces", True),
+    "supersedes": ("replaces", False),
+    "owned_by": ("owns", True),
+    "maintained_by": ("owns", True),
+    "maintains": ("owns", False),
+    "owner": ("owns", True),
+    "owners": ("owns", True),
+    "led_by": ("owns", True),
+    "leads": ("owns", False),
+    "member_of": ("part_of", False),
+    "members": ("part_of", True),
+    "has_member": ("part_of", True),
+    "contains": ("part_of", True),
+    "includes": ("part_of", True),
+    "component_of": ("part_of", False),
+    "used_by": ("uses", True),
+    "users": ("uses", True),
+    "stack": ("uses", False),
+    "tools": ("uses", False),
+    "requires": ("depends_on", False),
+    "needs": ("depends_on", False),
+    "dependencies": ("depends_on", False),
+    "depends": ("depends_on", False),
+    "required_by": ("depends_on", True),
+    "dependents": ("depends_on", True),
+    "integrations": ("integrates_with", False),
+    "integrates": ("integrates_with", False),
+    "clients": ("client_of", True),
+    "client": ("client_of", True),
+    "customer_of": ("client_of", False),
+    "worked_on_by": ("works_on", True),
+    "contributors": ("works_on", True),
+    "works_for": ("works_on", False),
 }
 
 _SEP = re.compile(r"[\s-]+")
@@ -144,9 +165,7 @@ def type_from_tags(tags: Iterable[str], names: Iterable[str]) -> str | None:
     return found
 
 
-def typer(
-    entities: Iterable[dict[str, Any]], subject: Iterable[str], subject_type: str | None, key: Callable[[str], str]
-) -> Callable[[str], str | None]:
+def typer(entities: Iterable[dict[str, Any]], subject: Iterable[str], subject_type: str | None, key: Callable[[str], str]) -> Callable[[str], str | None]:
     """A name's type: the note's own type for the subject, else the model's (never its
     "concept" fallback), else what the name's words say."""
     given = {key(e["name"]): e.get("type") for e in entities if e.get("type") not in (None, "concept")}

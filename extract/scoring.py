@@ -43,8 +43,12 @@ class PRF:
 
     def as_dict(self) -> dict[str, float | int]:
         return {
-            "tp": self.tp, "fp": self.fp, "fn": self.fn,
-            "precision": round(self.precision, 3), "recall": round(self.recall, 3), "f1": round(self.f1, 3),
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "precision": round(self.precision, 3),
+            "recall": round(self.recall, 3),
+            "f1": round(self.f1, 3),
         }
 
 

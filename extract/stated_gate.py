@@ -27,15 +27,23 @@ HEADING_RULES: tuple[tuple[str, str, bool], ...] = (
 )
 # table header cell -> (relation, True when the cell's name is the source)
 COLUMNS: dict[str, tuple[str, bool]] = {
-    "owner": ("owns", True), "owners": ("owns", True), "owned by": ("owns", True), "maintainer": ("owns", True),
-    "maintainers": ("owns", True), "maintained by": ("owns", True), "lead": ("owns", True),
-    "backup": ("works_on", True), "backups": ("works_on", True), "contributors": ("works_on", True),
+    "owner": ("owns", True),
+    "owners": ("owns", True),
+    "owned by": ("owns", True),
+    "maintainer": ("owns", True),
+    "maintainers": ("owns", True),
+    "maintained by": ("owns", True),
+    "lead": ("owns", True),
+    "backup": ("works_on", True),
+    "backups": ("works_on", True),
+    "contributors": ("works_on", True),
 }
 # frontmatter property -> (relation, True when the property's value is the source)
 PROPERTIES: dict[str, tuple[str, bool]] = {
     **INVERSES,
     **{rel: (rel, False) for rel in ("uses", "depends_on", "owns", "part_of", "replaces", "integrates_with", "works_on", "client_of")},
-    "team": ("owns", True), "maintainer": ("owns", True),
+    "team": ("owns", True),
+    "maintainer": ("owns", True),
 }
 
 _ANY_HEADING = re.compile("|".join(f"(?:{pattern})" for pattern, _, _ in HEADING_RULES), re.IGNORECASE)  # one search, not one per rule

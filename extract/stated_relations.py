@@ -24,9 +24,7 @@ from .entities import canonical_name
 from .links import HEADING_RE, WIKILINK_RE, parse_wikilink
 from .stated_gate import COLUMNS, HEADING_RULES, PROPERTIES
 
-HEADINGS: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), relation, item_first) for pattern, relation, item_first in HEADING_RULES
-)
+HEADINGS: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple((re.compile(pattern, re.IGNORECASE), relation, item_first) for pattern, relation, item_first in HEADING_RULES)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
 _BOLD = re.compile(r"\*\*([^*]{1,60})\*\*|__([^_]{1,60})__")
 _LEAD = re.compile(r"^([A-Z0-9][\w.+-]*(?:\s+[A-Z0-9][\w.+-]*){0,3})")
@@ -49,7 +47,7 @@ def _name_in(text: str) -> str | None:
     if found:
         return found[0]
     lead = _LEAD.match(text.replace("`", ""))
-    if lead and _AFTER_LEAD.match(text.replace("`", "")[lead.end():]):
+    if lead and _AFTER_LEAD.match(text.replace("`", "")[lead.end() :]):
         return lead.group(1)
     return None
 
@@ -85,9 +83,7 @@ def _cell_name(cell: str) -> str | None:
     return text
 
 
-def stated_relations(
-    lines: dict[int, str], subject: str, props: dict[str, Any] | None = None, subject_type: str | None = None
-) -> list[dict[str, Any]]:
+def stated_relations(lines: dict[int, str], subject: str, props: dict[str, Any] | None = None, subject_type: str | None = None) -> list[dict[str, Any]]:
     """Relations the note's headings, lists, tables and frontmatter state (``lines``: raw prose
     lines by file line number, fenced code already left out; ``subject``: the note's title;
     ``subject_type``: its type, which decides what a ``team`` property means)."""
@@ -96,8 +92,7 @@ def stated_relations(
     def add(source: str | None, relation: str, target: str | None, line: int | None, how: str) -> None:
         if not source or not target or canonical_name(source) == canonical_name(target):
             return
-        found.append({"source": source, "relation": relation, "target": target, "line": line,
-                      "confidence": "EXTRACTED", "score": 1.0, "check": f"stated by the note's {how}"})
+        found.append({"source": source, "relation": relation, "target": target, "line": line, "confidence": "EXTRACTED", "score": 1.0, "check": f"stated by the note's {how}"})
 
     for key, value in (props or {}).items():
         prop = re.sub(r"[\s-]+", "_", str(key).strip().casefold())

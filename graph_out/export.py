@@ -26,8 +26,11 @@ FLOAT_KEYS = {"rank", "score", "cohesion"}
 def export(data: dict[str, Any], fmt: str) -> str:
     """The graph in ``fmt`` (one of :data:`FORMATS`) as text."""
     writers: dict[str, Callable[[dict[str, Any]], str]] = {
-        "graphml": to_graphml, "gexf": to_gexf, "cypher": to_cypher,
-        "obsidian-canvas": to_canvas, "mermaid": to_mermaid,
+        "graphml": to_graphml,
+        "gexf": to_gexf,
+        "cypher": to_cypher,
+        "obsidian-canvas": to_canvas,
+        "mermaid": to_mermaid,
     }
     if fmt not in writers:
         raise ValueError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
@@ -41,10 +44,8 @@ def sorted_nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
 def sorted_edges(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Edges whose both ends exist, in a stable order."""
     ids = {str(n["id"]) for n in data.get("nodes") or []}
-    edges = [e for e in data.get("edges") or []
-             if str(e.get("source")) in ids and str(e.get("target")) in ids]
-    return sorted(edges, key=lambda e: (str(e["source"]), str(e["target"]), relation_of(e),
-                                        str(e.get("owner") or ""), e.get("line") or 0))
+    edges = [e for e in data.get("edges") or [] if str(e.get("source")) in ids and str(e.get("target")) in ids]
+    return sorted(edges, key=lambda e: (str(e["source"]), str(e["target"]), relation_of(e), str(e.get("owner") or ""), e.get("line") or 0))
 
 
 def relation_of(edge: dict[str, Any]) -> str:
@@ -52,6 +53,7 @@ def relation_of(edge: dict[str, Any]) -> str:
 
 
 # ---- GraphML / GEXF -----------------------------------------------------------------------------
+
 
 def _flat(attrs: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """Attributes as the XML writers accept them: scalars kept, lists/dicts as JSON, None dropped."""
@@ -101,6 +103,7 @@ def to_gexf(data: dict[str, Any]) -> str:
 
 
 # ---- Cypher -------------------------------------------------------------------------------------
+
 
 def cypher_string(value: str) -> str:
     """A single-quoted Cypher string literal with every special character escaped."""
@@ -155,8 +158,7 @@ def to_cypher(data: dict[str, Any]) -> str:
     ``anchor_locator``/``anchor_hash`` (Neo4j properties cannot be maps). Relationship types are the
     relation in upper case; the exact relation is kept as a property.
     """
-    lines = ["// vault-kg export: scope " + str((data.get("graph") or {}).get("scope") or ""),
-             "CREATE CONSTRAINT kg_node_id IF NOT EXISTS FOR (n:KgNode) REQUIRE n.id IS UNIQUE;"]
+    lines = ["// vault-kg export: scope " + str((data.get("graph") or {}).get("scope") or ""), "CREATE CONSTRAINT kg_node_id IF NOT EXISTS FOR (n:KgNode) REQUIRE n.id IS UNIQUE;"]
     for n in sorted_nodes(data):
         props: dict[str, Any] = {}
         for key in sorted(n):
@@ -171,13 +173,11 @@ def to_cypher(data: dict[str, Any]) -> str:
         props = {k: v for k, v in props.items() if v is not None}
         kind = str(n.get("kind") or "node")
         label = cypher_name(_type_name(kind, title=True))
-        lines.append(f"MERGE (n:KgNode {{id: {cypher_string(str(n['id']))}}}) SET n:{label} "
-                     f"SET n += {_cypher_map(props)};")
+        lines.append(f"MERGE (n:KgNode {{id: {cypher_string(str(n['id']))}}}) SET n:{label} SET n += {_cypher_map(props)};")
     seen: dict[str, int] = {}
     for e in sorted_edges(data):
         rel = relation_of(e)
-        props = {k: e[k] for k in sorted(e) if k not in ("source", "target", "key")
-                 and e[k] is not None}
+        props = {k: e[k] for k in sorted(e) if k not in ("source", "target", "key") and e[k] is not None}
         props["relation"] = rel
         base = json.dumps([str(e["source"]), str(e["target"]), rel, e.get("owner"), e.get("line")])
         seen[base] = seen.get(base, 0) + 1
@@ -186,7 +186,8 @@ def to_cypher(data: dict[str, Any]) -> str:
             f"MATCH (a:KgNode {{id: {cypher_string(str(e['source']))}}}), "
             f"(b:KgNode {{id: {cypher_string(str(e['target']))}}}) "
             f"MERGE (a)-[r:{cypher_name(_type_name(rel))} {{eid: {cypher_string(eid)}}}]->(b) "
-            f"SET r += {_cypher_map(props)};")
+            f"SET r += {_cypher_map(props)};"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -215,18 +216,26 @@ def to_canvas(data: dict[str, Any]) -> str:
         if cid < 0:
             continue
         size = int(2 * r * CANVAS_SCALE) + CANVAS_W
-        nodes_out.append({
-            "id": f"community-{cid}", "type": "group",
-            "x": int(cx * CANVAS_SCALE) - size // 2, "y": int(cy * CANVAS_SCALE) - size // 2,
-            "width": size, "height": size, "label": _community_name(data, cid),
-        })
+        nodes_out.append(
+            {
+                "id": f"community-{cid}",
+                "type": "group",
+                "x": int(cx * CANVAS_SCALE) - size // 2,
+                "y": int(cy * CANVAS_SCALE) - size // 2,
+                "width": size,
+                "height": size,
+                "label": _community_name(data, cid),
+            }
+        )
     for n in sorted_nodes(data):
         nid = str(n["id"])
         x, y = positions[nid]
         node: dict[str, Any] = {
             "id": nid,
-            "x": int(x * CANVAS_SCALE) - CANVAS_W // 2, "y": int(y * CANVAS_SCALE) - CANVAS_H // 2,
-            "width": CANVAS_W, "height": CANVAS_H,
+            "x": int(x * CANVAS_SCALE) - CANVAS_W // 2,
+            "y": int(y * CANVAS_SCALE) - CANVAS_H // 2,
+            "width": CANVAS_W,
+            "height": CANVAS_H,
         }
         if n.get("kind") == "note" and n.get("source"):
             node["type"] = "file"
@@ -240,9 +249,7 @@ def to_canvas(data: dict[str, Any]) -> str:
     edges_out = []
     for i, e in enumerate(sorted_edges(data)):
         conf = str(e.get("confidence") or "EXTRACTED")
-        edge = {"id": f"e{i}", "fromNode": str(e["source"]), "toNode": str(e["target"]),
-                "toEnd": "arrow",
-                "label": relation_of(e) + ("" if conf == "EXTRACTED" else f" ({conf})")}
+        edge = {"id": f"e{i}", "fromNode": str(e["source"]), "toNode": str(e["target"]), "toEnd": "arrow", "label": relation_of(e) + ("" if conf == "EXTRACTED" else f" ({conf})")}
         if conf in CONFIDENCE_COLOR:
             edge["color"] = CONFIDENCE_COLOR[conf]
         edges_out.append(edge)
@@ -250,8 +257,7 @@ def to_canvas(data: dict[str, Any]) -> str:
 
 
 def _canvas_text(n: dict[str, Any]) -> str:
-    lines = [f"**{n.get('label') or n['id']}**", "", f"kind: {n.get('kind') or 'node'}",
-             f"id: `{n['id']}`"]
+    lines = [f"**{n.get('label') or n['id']}**", "", f"kind: {n.get('kind') or 'node'}", f"id: `{n['id']}`"]
     if n.get("status") not in (None, "live"):
         lines.append(f"status: {str(n['status']).upper()}")
     if n.get("source"):
@@ -273,8 +279,7 @@ def _community_name(data: dict[str, Any], cid: int) -> str:
 
 # ---- Mermaid ------------------------------------------------------------------------------------
 
-MERMAID_ESCAPES = {'"': "#34;", "#": "#35;", "<": "#60;", ">": "#62;", "`": "#96;", "|": "#124;",
-                   "&": "#38;", "\n": " ", "\r": " "}
+MERMAID_ESCAPES = {'"': "#34;", "#": "#35;", "<": "#60;", ">": "#62;", "`": "#96;", "|": "#124;", "&": "#38;", "\n": " ", "\r": " "}
 
 
 def mermaid_text(text: str) -> str:
@@ -305,8 +310,7 @@ def to_mermaid(data: dict[str, Any]) -> str:
         conf = str(e.get("confidence") or "EXTRACTED")
         text = relation_of(e) + ("" if conf == "EXTRACTED" else f" ({conf})")
         arrow = "-->" if conf == "EXTRACTED" else "-.->"
-        lines.append(f'  {short[str(e["source"])]} {arrow}|"{mermaid_text(text)}"| '
-                     f'{short[str(e["target"])]}')
+        lines.append(f'  {short[str(e["source"])]} {arrow}|"{mermaid_text(text)}"| {short[str(e["target"])]}')
     for kind in sorted(by_kind):
         lines.append(f"  classDef k_{kind} {MERMAID_STYLE.get(kind, 'fill:#eef,stroke:#669')}")
         lines.append(f"  class {','.join(by_kind[kind])} k_{kind}")
@@ -314,7 +318,9 @@ def to_mermaid(data: dict[str, Any]) -> str:
 
 
 MERMAID_STYLE = {
-    "note": "fill:#dbeafe,stroke:#2563eb", "tag": "fill:#fef3c7,stroke:#d97706",
-    "section": "fill:#f1f5f9,stroke:#64748b", "entity": "fill:#dcfce7,stroke:#16a34a",
+    "note": "fill:#dbeafe,stroke:#2563eb",
+    "tag": "fill:#fef3c7,stroke:#d97706",
+    "section": "fill:#f1f5f9,stroke:#64748b",
+    "entity": "fill:#dcfce7,stroke:#16a34a",
     "unresolved": "fill:#fff,stroke:#94a3b8,stroke-dasharray:3 3",
 }

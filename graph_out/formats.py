@@ -36,7 +36,7 @@ class GraphAttrs(TypedDict, total=False):
     """graph.json's `graph` object. The first ten keys are always there; passes add the rest
     (`stale` and `anchor_issues` from the anchors pass, `likely_duplicates` from the model pass),
     and ranking adds `stamp`: which graph the ranks and which the communities describe (they differ
-    while a hook's deferred clustering runs; see `vault_kg.ranking`)."""
+    while a hook's deferred clustering runs; see `vault_kg.update.ranking_policy`)."""
 
     scope: str
     kind: str
@@ -108,8 +108,16 @@ def pass_attrs(graph: dict[str, Any]) -> dict[str, Any]:
 
 
 def graph_attrs(
-    scope: str, kind: str, root: Path, built_with: str, nodes: dict[str, Node], gods: list[str], communities: list[dict[str, Any]],
-    counts: Counts, skipped: Iterable[tuple[str, str]], extra: dict[str, Any],
+    scope: str,
+    kind: str,
+    root: Path,
+    built_with: str,
+    nodes: dict[str, Node],
+    gods: list[str],
+    communities: list[dict[str, Any]],
+    counts: Counts,
+    skipped: Iterable[tuple[str, str]],
+    extra: dict[str, Any],
 ) -> GraphAttrs:
     """The `graph` object; `extra` holds what the passes add, and wins over nothing above but itself."""
     attrs: GraphAttrs = {
@@ -145,7 +153,13 @@ def brief_of(attrs: GraphAttrs, nodes: dict[str, Node]) -> Brief:
         "scope": attrs["scope"],
         "root": attrs["root"],
         "god_nodes": [
-            {"id": nid, "label": nodes[nid].get("label", nid), "summary": nodes[nid].get("summary") or nodes[nid].get("doc") or "", "source": nodes[nid].get("source", ""), "line": nodes[nid].get("line")}
+            {
+                "id": nid,
+                "label": nodes[nid].get("label", nid),
+                "summary": nodes[nid].get("summary") or nodes[nid].get("doc") or "",
+                "source": nodes[nid].get("source", ""),
+                "line": nodes[nid].get("line"),
+            }
             for nid in attrs["god_nodes"]
         ],
         "counts": attrs["counts"],

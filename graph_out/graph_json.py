@@ -9,7 +9,6 @@ import orjson
 JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
-
 def node_link(graph_attrs: dict[str, Any], nodes: dict[str, dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
     """Node-link data readable by `networkx.node_link_graph(data, edges="edges")`.
 

@@ -27,22 +27,33 @@ def render_html(data: dict[str, Any]) -> str:
     js = _asset("graph.js")
     meta = payload["meta"]
     title = f"{meta['scope'] or 'graph'} · vault-kg"
-    return "".join([
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
-        "<meta name=\"generator\" content=\"", html.escape(str(meta["built_with"])), "\">\n",
-        "<title>", html.escape(title), "</title>\n<style>\n", css, "</style>\n</head>\n<body>\n",
-        _BODY.replace("{scope}", html.escape(str(meta["scope"] or "graph"))),
-        "<script type=\"application/json\" id=\"kg-data\">", script_json(payload), "</script>\n",
-        "<script>\n", js, "</script>\n</body>\n</html>\n",
-    ])
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+            '<meta name="generator" content="',
+            html.escape(str(meta["built_with"])),
+            '">\n',
+            "<title>",
+            html.escape(title),
+            "</title>\n<style>\n",
+            css,
+            "</style>\n</head>\n<body>\n",
+            _BODY.replace("{scope}", html.escape(str(meta["scope"] or "graph"))),
+            '<script type="application/json" id="kg-data">',
+            script_json(payload),
+            "</script>\n",
+            "<script>\n",
+            js,
+            "</script>\n</body>\n</html>\n",
+        ]
+    )
 
 
 def script_json(value: Any) -> str:
     """JSON that is safe inside a <script> element: no `<`, `>`, `&` or JS line separators."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def build_payload(data: dict[str, Any]) -> dict[str, Any]:
@@ -53,18 +64,16 @@ def build_payload(data: dict[str, Any]) -> dict[str, Any]:
     index = {str(n["id"]): i for i, n in enumerate(nodes)}
     kinds = _vocabulary(str(n.get("kind") or "node") for n in nodes)
     statuses = _vocabulary(["live", *(str(n.get("status") or "live") for n in nodes)])
-    raw_edges = [e for e in data.get("edges") or []
-                 if str(e.get("source")) in index and str(e.get("target")) in index]
-    raw_edges.sort(key=lambda e: (index[str(e["source"])], index[str(e["target"])],
-                                  str(_relation(e)), str(e.get("owner") or ""), e.get("line") or 0))
+    raw_edges = [e for e in data.get("edges") or [] if str(e.get("source")) in index and str(e.get("target")) in index]
+    raw_edges.sort(key=lambda e: (index[str(e["source"])], index[str(e["target"])], str(_relation(e)), str(e.get("owner") or ""), e.get("line") or 0))
     relations = _vocabulary(_relation(e) for e in raw_edges)
     confidences = _vocabulary(str(e.get("confidence") or "EXTRACTED") for e in raw_edges)
 
     kind_ix = {k: i for i, k in enumerate(kinds)}
     status_ix = {k: i for i, k in enumerate(statuses)}
-    columns: dict[str, list[Any]] = {k: [] for k in (
-        "id", "label", "kind", "status", "community", "rank", "size", "x", "y", "source", "line",
-        "end_line", "summary", "tags", "aliases", "anchor", "scope", "note")}
+    columns: dict[str, list[Any]] = {
+        k: [] for k in ("id", "label", "kind", "status", "community", "rank", "size", "x", "y", "source", "line", "end_line", "summary", "tags", "aliases", "anchor", "scope", "note")
+    }
     for n in nodes:
         nid = str(n["id"])
         x, y = positions[nid]
@@ -99,20 +108,25 @@ def build_payload(data: dict[str, Any]) -> dict[str, Any]:
 
     return {
         "meta": {
-            "scope": str(graph.get("scope") or ""), "kind": str(graph.get("kind") or ""),
-            "root": str(graph.get("root") or ""), "built_with": str(graph.get("built_with") or "vault-kg"),
+            "scope": str(graph.get("scope") or ""),
+            "kind": str(graph.get("kind") or ""),
+            "root": str(graph.get("root") or ""),
+            "built_with": str(graph.get("built_with") or "vault-kg"),
             "schema_version": graph.get("schema_version"),
         },
         "lod_threshold": LOD_THRESHOLD,
-        "kinds": kinds, "statuses": statuses, "relations": relations, "confidences": confidences,
-        "nodes": columns, "edges": edges,
+        "kinds": kinds,
+        "statuses": statuses,
+        "relations": relations,
+        "confidences": confidences,
+        "nodes": columns,
+        "edges": edges,
         "communities": _communities(graph, nodes, index, discs),
         "god_nodes": _god_nodes(graph, nodes, index),
     }
 
 
-def _communities(graph: dict[str, Any], nodes: list[dict[str, Any]], index: dict[str, int],
-                 discs: dict[int, tuple[float, float, float]]) -> list[dict[str, Any]]:
+def _communities(graph: dict[str, Any], nodes: list[dict[str, Any]], index: dict[str, int], discs: dict[int, tuple[float, float, float]]) -> list[dict[str, Any]]:
     """One entry per community present in the nodes, named by the engine or by its top members."""
     declared = {c.get("id"): c for c in graph.get("communities") or [] if isinstance(c, dict)}
     members: dict[int, list[dict[str, Any]]] = {}
@@ -123,23 +137,18 @@ def _communities(graph: dict[str, Any], nodes: list[dict[str, Any]], index: dict
         ranked = sorted(members[cid], key=lambda n: (-rank_of(n), str(n["id"])))
         top = [index[str(n["id"])] for n in ranked[:COMMUNITY_TOP]]
         info = declared.get(cid, {})
-        name = str(info.get("name") or " / ".join(
-            str(n.get("label") or n["id"]) for n in ranked[:3]))
+        name = str(info.get("name") or " / ".join(str(n.get("label") or n["id"]) for n in ranked[:3]))
         x, y, r = discs[cid]
-        out.append({"id": cid, "name": "unassigned" if cid < 0 else name, "size": len(ranked),
-                    "cohesion": float(info.get("cohesion") or 0.0), "x": x, "y": y, "r": r,
-                    "top": top})
+        out.append({"id": cid, "name": "unassigned" if cid < 0 else name, "size": len(ranked), "cohesion": float(info.get("cohesion") or 0.0), "x": x, "y": y, "r": r, "top": top})
     return out
 
 
-def _god_nodes(graph: dict[str, Any], nodes: list[dict[str, Any]],
-               index: dict[str, int]) -> list[int]:
+def _god_nodes(graph: dict[str, Any], nodes: list[dict[str, Any]], index: dict[str, int]) -> list[int]:
     """The engine's god nodes; when it named none, the best-ranked non-hub nodes."""
     named = [index[str(g)] for g in graph.get("god_nodes") or [] if str(g) in index]
     if named:
         return named[:GOD_NODES_SHOWN]
-    ranked = sorted((n for n in nodes if n.get("kind") not in ("tag", "section", "file")),
-                    key=lambda n: (-rank_of(n), str(n["id"])))
+    ranked = sorted((n for n in nodes if n.get("kind") not in ("tag", "section", "file")), key=lambda n: (-rank_of(n), str(n["id"])))
     return [index[str(n["id"])] for n in ranked[:GOD_NODES_SHOWN] if rank_of(n) > 0]
 
 

@@ -40,8 +40,7 @@ def node_radius(rank: float) -> float:
     return round(3.0 + 11.0 * math.sqrt(min(1.0, max(0.0, rank))), 2)
 
 
-def compute_layout(data: dict[str, Any]) -> tuple[dict[str, tuple[float, float]],
-                                                   dict[int, tuple[float, float, float]]]:
+def compute_layout(data: dict[str, Any]) -> tuple[dict[str, tuple[float, float]], dict[int, tuple[float, float, float]]]:
     """Positions by node id, and (x, y, radius) by community id, rounded for stable output."""
     nodes = sorted(data.get("nodes", []), key=lambda n: str(n["id"]))
     rank = {str(n["id"]): rank_of(n) for n in nodes}
@@ -65,8 +64,7 @@ def compute_layout(data: dict[str, Any]) -> tuple[dict[str, tuple[float, float]]
 
     order = sorted(members, key=lambda c: (-len(members[c]), c))
     size = {nid: node_radius(r) for nid, r in rank.items()}
-    radius = {c: 1.25 * math.sqrt(sum((size[m] + NODE_GAP) ** 2 for m in members[c])) + NODE_GAP
-              for c in order}
+    radius = {c: 1.25 * math.sqrt(sum((size[m] + NODE_GAP) ** 2 for m in members[c])) + NODE_GAP for c in order}
     centres = _place_communities(order, radius, between)
     ids: list[str] = []
     points: list[tuple[float, float]] = []
@@ -77,17 +75,13 @@ def compute_layout(data: dict[str, Any]) -> tuple[dict[str, tuple[float, float]]
         for nid, (x, y) in local.items():
             ids.append(nid)
             points.append((cx + x * r, cy + y * r))
-    xy = _separate(np.array(points, dtype=float), np.array([size[n] for n in ids]),
-                   gap=NODE_GAP, rounds=40)
-    positions = {nid: (round(float(xy[i, 0]), 1), round(float(xy[i, 1]), 1))
-                 for i, nid in enumerate(ids)}
-    discs = {c: (round(centres[c][0], 1), round(centres[c][1], 1), round(radius[c], 1))
-             for c in order}
+    xy = _separate(np.array(points, dtype=float), np.array([size[n] for n in ids]), gap=NODE_GAP, rounds=40)
+    positions = {nid: (round(float(xy[i, 0]), 1), round(float(xy[i, 1]), 1)) for i, nid in enumerate(ids)}
+    discs = {c: (round(centres[c][0], 1), round(centres[c][1], 1), round(radius[c], 1)) for c in order}
     return positions, discs
 
 
-def _place_communities(order: list[int], radius: dict[int, float],
-                       between: dict[tuple[int, int], int]) -> dict[int, tuple[float, float]]:
+def _place_communities(order: list[int], radius: dict[int, float], between: dict[tuple[int, int], int]) -> dict[int, tuple[float, float]]:
     """Discs of the largest communities by a weighted spring layout, then pushed apart; the small
     remainder on a spiral around them."""
     big = order[:PACKED_COMMUNITIES]
@@ -139,7 +133,7 @@ def _separate(xy: np.ndarray, r: np.ndarray, gap: float, rounds: int = 150) -> n
         pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
         i, j = pairs[:, 0], pairs[:, 1]
         delta = xy[i] - xy[j]
-        dist = np.sqrt((delta ** 2).sum(axis=1))
+        dist = np.sqrt((delta**2).sum(axis=1))
         overlap = r[i] + r[j] + gap - dist
         hit = overlap > 0
         if not hit.any():
@@ -152,13 +146,11 @@ def _separate(xy: np.ndarray, r: np.ndarray, gap: float, rounds: int = 150) -> n
         push = delta / dist[:, None] * (overlap / 2.0)[:, None]
         n = len(xy)
         for axis in (0, 1):
-            xy[:, axis] += (np.bincount(i, weights=push[:, axis], minlength=n)
-                            - np.bincount(j, weights=push[:, axis], minlength=n))
+            xy[:, axis] += np.bincount(i, weights=push[:, axis], minlength=n) - np.bincount(j, weights=push[:, axis], minlength=n)
     return xy
 
 
-def _local_layout(ids: list[str], edges: set[tuple[str, str]],
-                  rank: dict[str, float]) -> dict[str, tuple[float, float]]:
+def _local_layout(ids: list[str], edges: set[tuple[str, str]], rank: dict[str, float]) -> dict[str, tuple[float, float]]:
     """Member positions inside the unit disc.
 
     The best-ranked members that hold the community together (two or more inner links) get a
@@ -212,7 +204,7 @@ def _force_layout(n: int, pairs: list[tuple[int, int]], iterations: int = 50) ->
         delta = pos[:, None, :] - pos[None, :, :]
         dist = np.sqrt(np.einsum("ijk,ijk->ij", delta, delta))
         np.maximum(dist, 0.01, out=dist)
-        force = k * k / dist ** 2 - adj * dist / k
+        force = k * k / dist**2 - adj * dist / k
         disp = np.einsum("ijk,ij->ik", delta, force)
         length = np.sqrt(np.einsum("ij,ij->i", disp, disp))
         np.maximum(length, 0.01, out=length)
@@ -223,9 +215,7 @@ def _force_layout(n: int, pairs: list[tuple[int, int]], iterations: int = 50) ->
 
 def _sunflower(ids: list[str]) -> dict[str, tuple[float, float]]:
     n = len(ids)
-    return {nid: (math.sqrt((i + 0.5) / n) * math.cos(GOLDEN_ANGLE * i),
-                  math.sqrt((i + 0.5) / n) * math.sin(GOLDEN_ANGLE * i))
-            for i, nid in enumerate(ids)}
+    return {nid: (math.sqrt((i + 0.5) / n) * math.cos(GOLDEN_ANGLE * i), math.sqrt((i + 0.5) / n) * math.sin(GOLDEN_ANGLE * i)) for i, nid in enumerate(ids)}
 
 
 def _normalise(placed: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
@@ -233,7 +223,7 @@ def _normalise(placed: dict[str, tuple[float, float]]) -> dict[str, tuple[float,
     xs = np.array([p[0] for p in placed.values()])
     ys = np.array([p[1] for p in placed.values()])
     xs, ys = xs - xs.mean(), ys - ys.mean()
-    d = np.sqrt(xs ** 2 + ys ** 2)
+    d = np.sqrt(xs**2 + ys**2)
     scale = float(np.percentile(d, 95)) or 1.0
     d_scaled = d / scale
     squeezed = np.where(d_scaled > 0.85, 0.85 + 0.15 * np.tanh((d_scaled - 0.85) * 3), d_scaled)

@@ -1,6 +1,6 @@
 """What every hook needs before it knows whether there is work: the place (vault, project), a log.
 
-Where the session stands is the library's own answer (`vault_kg.place.locate`: the CLI's rules
+Where the session stands is the library's own answer (`vault_kg.core.place.locate`: the CLI's rules
 for the vault, `scopes.project_at` for the project, from the session's folder, never raising);
 hooks never open the cache themselves. Only the standard library and `vault_kg.core.config`/`place`
 (tomllib) are imported here, so a hook that has nothing to do exits in a few milliseconds of its
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_kg.core.config import OUT_DIRNAME, config_path, inside
-from vault_kg.place import Place, is_built, locate
+from vault_kg.api import is_built
+from vault_kg.core.place import Place, locate
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000
@@ -37,10 +38,9 @@ def hook_env(payload: dict[str, Any]) -> HookEnv:
 
 def cache_problem(root: Path) -> str | None:
     """Why the scope's cache at `root` cannot serve an update of one file (None: it can)."""
-    from vault_kg.cache import problem
-    from vault_kg.place import cache_db
+    from vault_kg import api
 
-    return problem(cache_db(root))
+    return api.cache_problem(root)
 
 
 def log_failure(event: str, message: str, vault: Path | None) -> Path | None:

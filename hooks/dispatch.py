@@ -1,6 +1,6 @@
 """`kg hook EVENT`: the Claude Code hook protocol (JSON on stdin, JSON on stdout), failing open.
 
-`vault_kg.entry` calls `main` before the CLI is imported, and nothing heavy is imported here: an
+`vault_kg.cli.entry` calls `main` before the CLI is imported, and nothing heavy is imported here: an
 edit outside the vault and the projects must cost the agent no more than starting Python. Every
 error is logged to `<vault>/kg-out/hooks.log` (or beside the config file) and the hook still
 exits 0, so a broken graph, a missing vault or a read-only disk never blocks a session.
@@ -42,7 +42,7 @@ def handler(event: str) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
     elif event == "pre-compact":
         from .pre_compact import handle
     else:
-        from .reconcile import handle
+        from vault_kg.jobs.reconcile import handle
     return handle
 
 

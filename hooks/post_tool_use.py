@@ -63,20 +63,19 @@ def rebuild_later(kind: str, name: str, root: Path) -> list[str]:
     problem = cache_problem(root)
     if problem is None:
         return []
-    from . import reconcile
+    from vault_kg import api
 
-    if reconcile.running(root):
+    if not api.rebuild_in_background(kind, name, root):
         return [f"kg: the {name} graph is being rebuilt in the background; this edit is picked up when it finishes"]
-    reconcile.launch([{"kind": kind, "name": name, "root": str(root)}])
     return [f"kg: the {name} graph cache is unusable ({problem}); rebuilding it from the files in the background"]
 
 
 def update_vault_note(env: HookEnv, rel: str) -> list[str]:
     """Re-extract one note; tell the agent only what it must fix (quarantine, warnings)."""
-    from vault_kg.scopes import vault_scope
-    from vault_kg.updating import update_scope
+    from vault_kg import api
+    from vault_kg.core.scopes import vault_scope
 
-    result = update_scope(vault_scope(env.vault, cfg=env.cfg), [env.vault / rel], cfg=env.cfg, defer_communities=True)
+    [result] = api.update_runs([vault_scope(env.vault, cfg=env.cfg)], [env.vault / rel], hook=True, cfg=env.cfg)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
     lines += [f"kg: {w}" for w in result.warnings]
     return lines
@@ -84,16 +83,10 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
 
 def update_project_file(env: HookEnv, project: str, rel: str) -> list[str]:
     """Re-extract one code file; then list the anchored notes this edit made dirty."""
-    from vault_kg import cluster_job
-    from vault_kg.edits import notes_dirtied
-    from vault_kg.engine import run
-    from vault_kg.html_job import rendering_later
-    from vault_kg.ranking import deferring_communities
-    from vault_kg.scopes import project_scope
+    from vault_kg import api
+    from vault_kg.core.scopes import project_scope
 
-    scope = project_scope(project, env.cfg)
-    with deferring_communities(), rendering_later():
-        cluster_job.after_run(scope, run(scope, paths=[env.cfg.projects[project] / rel]))
+    api.update_runs([project_scope(project, env.cfg)], [env.cfg.projects[project] / rel], hook=True, cfg=env.cfg, wake_model=False)
     if env.vault is None:
         return []
-    return notes_dirtied(project, [rel], env.vault, env.cfg)
+    return api.notes_dirtied(project, [rel], env.vault, env.cfg)

@@ -15,7 +15,7 @@ def handle(payload: dict[str, Any]) -> None:
     env = hook_env(payload)
     if env.vault is None or not payload.get("session_id"):
         return None
-    from vault_kg.push_recall import reset_window
+    from vault_kg import api
 
-    reset_window(env.vault, str(payload["session_id"]))
+    api.reset_push_recall(env.vault, str(payload["session_id"]))
     return None

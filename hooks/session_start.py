@@ -1,4 +1,4 @@
-"""SessionStart: inject the session brief (`vault_kg.brief`), fenced as reference data.
+"""SessionStart: inject the session brief (`vault_kg.memory.session_brief`), fenced as reference data.
 
 The hook adds what only a session start does: it starts the background reconcile when a
 scope's last full update is too old, and says so in one line. A brief section that fails is
@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vault_kg.brief import CLOSE, OPEN, fit, journal_lines, one_line, record_brief
+from vault_kg import api
 
-from . import reconcile
 from .common import HookEnv, hook_env, log_failure
 
-__all__ = ["CLOSE", "OPEN", "build_brief", "fit", "handle", "journal_lines", "one_line"]
+__all__ = ["build_brief", "handle", "reconcile_notice"]
 
 
 def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -28,7 +27,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     if not text:
         return None
     try:
-        record_brief(env)
+        api.record_brief(env)
     except Exception as exc:  # the recall log is bookkeeping: never cost the brief
         log_failure("session-start", f"record_brief: {type(exc).__name__}: {exc}", env.vault)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
@@ -36,9 +35,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
 
 def build_brief(env: HookEnv) -> str:
     """The library's brief for this session, with the reconcile notice; failed sections are logged."""
-    from vault_kg.brief import brief
-
-    result = brief(env, lambda project, root, vault_built, project_built: reconcile_notice(env, project, root, vault_built, project_built))
+    result = api.session_brief(env, lambda project, root, vault_built, project_built: reconcile_notice(env, project, root, vault_built, project_built))
     for error in result.errors:
         log_failure("session-start", error, env.vault)
     return result.text
@@ -51,11 +48,8 @@ def reconcile_notice(env: HookEnv, project: str | None, root: Path | None, vault
         targets.append({"kind": "vault", "name": "vault", "root": str(env.vault)})
     if project_built and project and root is not None:
         targets.append({"kind": "code", "name": project, "root": str(root)})
-    targets = reconcile.refresh(targets, env.cfg.reconcile_days)
-    if not targets:
+    overdue = api.refresh_in_background(targets, env.cfg.reconcile_days)
+    if not overdue:
         return []
-    ages = []
-    for t in targets:
-        age = reconcile.age_days(Path(t["root"]))
-        ages.append(f"{one_line(t['name'], 80)} ({'never reconciled' if age is None else f'last full update {age:.0f} days ago'})")
+    ages = [f"{api.one_line(t['name'], 80)} ({'never reconciled' if age is None else f'last full update {age:.0f} days ago'})" for t, age in overdue]
     return [f"kg: refreshing {', '.join(ages)} in the background; answers may lag until it finishes."]

@@ -1,7 +1,7 @@
 """Stop: credit the notes anchored to files the turn edited, and mark push-recall notes it used.
 
 Records only (the recall log, push-recall's session state); prints nothing, so the agent's turn
-ends as it would without kg. See `vault_kg.credit`.
+ends as it would without kg. See `vault_kg.memory.credit`.
 """
 
 from __future__ import annotations
@@ -19,16 +19,7 @@ def handle(payload: dict[str, Any]) -> None:
     env = hook_env(payload)
     if env.vault is None:
         return None
-    from episodic.last_turn import last_turn
-    from episodic.transcript import accepted_transcript
-    from vault_kg import credit, push_recall
-    from vault_kg.recall_log import record
+    from vault_kg import api
 
-    turn = last_turn(accepted_transcript(raw))
-    credited = credit.anchored_notes(env.vault, credit.project_files(env.cfg, turn.edited)) if turn.edited else []
-    record(env.vault, "credit", credited, session=session)
-    injected = push_recall.injected_this_session(env.vault, session)
-    if injected:
-        used = set(credited) | set(credit.cited(injected, credit.note_labels(env.vault, sorted(injected)), turn.text))
-        push_recall.mark_used(env.vault, session, sorted(used))
+    api.credit_turn(env.vault, env.cfg, raw, session)
     return None

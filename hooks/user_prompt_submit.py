@@ -1,6 +1,6 @@
 """UserPromptSubmit: push-recall, at most one vault note as dismissible background.
 
-The decision is `vault_kg.push_recall.recall_for_prompt`; this shell reads the payload and answers
+The decision is `vault_kg.memory.push_recall.recall_for_prompt`; this shell reads the payload and answers
 in Claude Code's form (`hookSpecificOutput.additionalContext`), or prints nothing: silent unless a
 note matches strongly.
 """
@@ -19,13 +19,9 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     env = hook_env(payload)
     if env.vault is None or not env.cfg.push_recall:
         return None
-    from vault_kg.push_recall import recall_for_prompt, render
+    from vault_kg import api
 
-    session = str(payload.get("session_id") or "")
-    pick = recall_for_prompt(env.vault, env.cfg, prompt, session)
-    if pick is None:
+    text = api.push_recall(env.vault, env.cfg, prompt, str(payload.get("session_id") or ""))
+    if text is None:
         return None
-    from vault_kg.recall_log import record
-
-    record(env.vault, "push", [pick.id], query=prompt, session=session)
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": render(pick)}}
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}

@@ -33,7 +33,7 @@ def backoff(n):
     return 2 ** n
 '''
 
-README_MD = '''\
+README_MD = """\
 # Demo
 
 ## Setup
@@ -51,7 +51,7 @@ Install it, then run it.
 ```
 ## Not a heading
 ```
-'''
+"""
 
 
 def note(summary: str, body: str = "Body.", extra: str = "") -> str:
@@ -107,7 +107,7 @@ def kg(*args: str) -> tuple[int, str, str]:
     import contextlib
     import io
 
-    from vault_kg.cli import main
+    from vault_kg.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -139,8 +139,8 @@ def anchor(world: World, note_name: str, target: str) -> None:
 
 
 def check(world: World, *extra: str) -> dict:
-    from vault_kg.anchor_check import check as run_check
-    from vault_kg.scopes import vault_scope
+    from vault_kg.anchors.check import check as run_check
+    from vault_kg.core.scopes import vault_scope
 
     as_of = None
     if "--as-of" in extra:

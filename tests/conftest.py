@@ -57,8 +57,13 @@ def kg_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None =
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-c", "from vault_kg.entry import main; main()", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, input=input,
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
     )
 
 
@@ -74,13 +79,13 @@ def hook_modules(path: Path, cwd: Path, env: dict[str, str] | None = None) -> se
     payload = {"session_id": "t", "cwd": str(cwd), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(path)}}
     code = (
         "import json, sys; sys.argv = ['kg', 'hook', 'post-tool-use']\n"
-        "from vault_kg.entry import main\n"
+        "from vault_kg.cli.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('MODULES', json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return set(json.loads(next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))[len("MODULES "):]))
+    return set(json.loads(next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))[len("MODULES ") :]))
 
 
 @pytest.fixture(scope="session")

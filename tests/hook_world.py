@@ -102,7 +102,7 @@ def fake_kg(folder: Path) -> Path:
     """An installed `kg`: a script running this interpreter's vault_kg, as pipx's entry point would."""
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "kg"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.entry import main; main()" "$@"\n')
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.cli.entry import main; main()" "$@"\n')
     script.chmod(0o755)
     return script
 

@@ -39,5 +39,5 @@ def start_server(config: Path, cwd: Path) -> SyncClient:
     """`kg mcp` started the way Claude Code starts it (a subprocess on stdio), with this config."""
     env = {k: v for k, v in os.environ.items() if k not in ("KG_VAULT", "OLLAMA_HOST", "KG_MODEL")}
     env.update({"KG_CONFIG": str(config), "KG_OLLAMA": "off", "FASTMCP_LOG_LEVEL": "WARNING"})
-    transport = StdioTransport(sys.executable, ["-c", "from vault_kg.entry import main; main()", "mcp"], env=env, cwd=str(cwd))
+    transport = StdioTransport(sys.executable, ["-c", "from vault_kg.cli.entry import main; main()", "mcp"], env=env, cwd=str(cwd))
     return SyncClient(transport)

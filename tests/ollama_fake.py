@@ -49,7 +49,16 @@ DIGEST_A = "sha256:" + "a" * 64
 DIGEST_B = "sha256:" + "b" * 64
 
 FAULTS = {
-    "404", "400", "500", "503", "hang", "midstream", "length", "badschema", "badjson", "drop",
+    "404",
+    "400",
+    "500",
+    "503",
+    "hang",
+    "midstream",
+    "length",
+    "badschema",
+    "badjson",
+    "drop",
 }
 _NOTE_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
 
@@ -341,19 +350,22 @@ class _Handler(BaseHTTPRequestHandler):
             if name is None:
                 self._error(404, f"model '{body.get('model')}' not found")
                 return
-            self._json(200, {
-                "modelfile": f"FROM {name}",
-                "parameters": "",
-                "template": "{{ .Prompt }}",
-                "details": self._details(),
-                "model_info": {
-                    "general.architecture": "qwen2",
-                    "general.parameter_count": 7_615_616_512,
-                    "qwen2.context_length": fake.context_length,
+            self._json(
+                200,
+                {
+                    "modelfile": f"FROM {name}",
+                    "parameters": "",
+                    "template": "{{ .Prompt }}",
+                    "details": self._details(),
+                    "model_info": {
+                        "general.architecture": "qwen2",
+                        "general.parameter_count": 7_615_616_512,
+                        "qwen2.context_length": fake.context_length,
+                    },
+                    "capabilities": ["completion"],
+                    "modified_at": "2026-01-01T00:00:00Z",
                 },
-                "capabilities": ["completion"],
-                "modified_at": "2026-01-01T00:00:00Z",
-            })
+            )
         elif self.path == "/api/chat":
             with self._counted():
                 if fake.serial:

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from vault_kg.engine import run
-from vault_kg.scopes import Scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import Scope
 
 NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Omega", "2025-03-14"]  # the last one is a journal day under journal/
 FOLDERS = ["", "proj/", "area/sub/", "journal/"]
@@ -299,7 +299,7 @@ def first_difference(a: Any, b: Any, where: str = "") -> str:
             if x != y:
                 return first_difference(x, y, f"{where}[{i}]")
         if len(a) != len(b):
-            extra = a[len(b):] if len(a) > len(b) else b[len(a):]
+            extra = a[len(b) :] if len(a) > len(b) else b[len(a) :]
             return f"{where}: lengths {len(a)} != {len(b)}; extra {str(extra[:2])[:400]}"
     return f"{where}: {str(a)[:300]!r} != {str(b)[:300]!r}"
 
@@ -316,9 +316,18 @@ def rich_link(rng: random.Random) -> str:
     heading = rng.choice(HEADING_FORMS)
     file = target if target.lower().endswith(".md") else f"{target}.md"
     forms = [
-        f"[[{target}]]", f"[[{target}|shown]]", f"[[{target}#{heading}]]", f"[[{target}#^blk-1]]", f"[[{target}^blk-1]]",
-        f"![[{target}]]", f"![[{target}#{heading}]]", f"[[#{heading}]]", f"[[{target}#{heading}|x]]",
-        f"[text]({file.replace(' ', '%20')})", f"[text](../{file.replace(' ', '%20')})", f"[text](./{file.replace(' ', '%20')}#{heading.replace(' ', '%20')})",
+        f"[[{target}]]",
+        f"[[{target}|shown]]",
+        f"[[{target}#{heading}]]",
+        f"[[{target}#^blk-1]]",
+        f"[[{target}^blk-1]]",
+        f"![[{target}]]",
+        f"![[{target}#{heading}]]",
+        f"[[#{heading}]]",
+        f"[[{target}#{heading}|x]]",
+        f"[text]({file.replace(' ', '%20')})",
+        f"[text](../{file.replace(' ', '%20')})",
+        f"[text](./{file.replace(' ', '%20')}#{heading.replace(' ', '%20')})",
         f"`[[{target}]]`",  # inline code: not a link
     ]
     return rng.choice(forms)
@@ -363,19 +372,13 @@ def apply_link_op(world: World, op: str, rng: random.Random) -> list[Path]:
 # ---------------------------------------------------------------- other languages in the code scope
 
 POLYGLOT = {
-    "web/util.ts": lambda rng: (
-        'export function helper(x: number): number {\n  return x + %d;\n}\n\n'
-        'export class Base {\n  name(): string { return "base"; }\n}\n' % rng.randrange(10)
-    ),
+    "web/util.ts": lambda rng: 'export function helper(x: number): number {\n  return x + %d;\n}\n\nexport class Base {\n  name(): string { return "base"; }\n}\n' % rng.randrange(10),
     "web/app.ts": lambda rng: (
         'import { helper, Base } from "./util";\nimport * as legacy from "./legacy";\n\n'
         'export class Client extends Base {\n  fetch(): number {\n    return helper(%d) + legacy.parse("x");\n  }\n}\n\n'
-        'export function run(): number {\n  return new Client().fetch()%s;\n}\n' % (rng.randrange(10), rng.choice(["", " + missing()"]))
+        "export function run(): number {\n  return new Client().fetch()%s;\n}\n" % (rng.randrange(10), rng.choice(["", " + missing()"]))
     ),
-    "web/legacy.js": lambda rng: (
-        'const { helper } = require("./util");\n\nfunction parse(s) {\n  return helper(s.length * %d);\n}\n\n'
-        "module.exports = { parse };\n" % rng.randrange(1, 9)
-    ),
+    "web/legacy.js": lambda rng: 'const { helper } = require("./util");\n\nfunction parse(s) {\n  return helper(s.length * %d);\n}\n\nmodule.exports = { parse };\n' % rng.randrange(1, 9),
     "go.mod": lambda rng: "module example.com/proj\n\ngo 1.22\n",
     "svc/server.go": lambda rng: (
         'package svc\n\nimport "example.com/proj/svc/store"\n\n// Server serves.\ntype Server struct{ name string }\n\n'
@@ -384,10 +387,7 @@ POLYGLOT = {
     ),
     "svc/helper.go": lambda rng: "package svc\n\nfunc helper() int {\n\treturn %d\n}\n" % rng.randrange(10),
     "svc/store/store.go": lambda rng: "package store\n\n// Get reads a value.\nfunc Get(k int) int {\n\treturn k * %d\n}\n" % rng.randrange(1, 9),
-    "rs/lib.rs": lambda rng: (
-        "mod shapes;\n\nuse crate::shapes::area;\n\n/// Runs everything.\npub fn run() -> i32 {\n    area(%d)%s\n}\n"
-        % (rng.randrange(10), rng.choice(["", " + unknown_fn()"]))
-    ),
+    "rs/lib.rs": lambda rng: "mod shapes;\n\nuse crate::shapes::area;\n\n/// Runs everything.\npub fn run() -> i32 {\n    area(%d)%s\n}\n" % (rng.randrange(10), rng.choice(["", " + unknown_fn()"])),
     "rs/shapes.rs": lambda rng: (
         "pub trait Shape {\n    fn size(&self) -> i32;\n}\n\npub struct Circle;\n\n"
         "impl Shape for Circle {\n    fn size(&self) -> i32 {\n        %d\n    }\n}\n\n"
@@ -440,16 +440,12 @@ def apply_anchor_op(world: World, op: str, rng: random.Random) -> list[Path]:
             return []
         rel, locator, info = rng.choice(symbols)
         note = f"vault:{rng.choice(FOLDERS)}Anchored {rng.randrange(3)}.md"
-        text = (
-            f"---\nsummary: Describes {info['name']}\nanchors:\n  - project: proj\n    locator: \"{locator}\"\n"
-            f"    hash: {info['hash']}\n---\n# About {info['name']}\nSee [[{rng.choice(NAMES)}]].\n"
-        )
+        text = f'---\nsummary: Describes {info["name"]}\nanchors:\n  - project: proj\n    locator: "{locator}"\n    hash: {info["hash"]}\n---\n# About {info["name"]}\nSee [[{rng.choice(NAMES)}]].\n'
         return [world.write(note, text)]
     if op == "edit_anchored":
         anchored = anchored_locators(world)
         spans = [
-            (rel, locator, info) for rel, locator, info in symbols
-            if locator in anchored and info["end_line"] > info["line"] and locator.rsplit(" › ", 1)[-1].startswith(("function ", "method "))
+            (rel, locator, info) for rel, locator, info in symbols if locator in anchored and info["end_line"] > info["line"] and locator.rsplit(" › ", 1)[-1].startswith(("function ", "method "))
         ]
         if not spans:
             return []
@@ -477,7 +473,7 @@ def anchored_locators(world: World) -> dict[str, list[tuple[str, Any]]]:
         if not text.startswith("---\n") or "\n---\n" not in text:
             continue
         try:
-            meta = yaml.safe_load(text[4:text.index("\n---\n")])
+            meta = yaml.safe_load(text[4 : text.index("\n---\n")])
         except yaml.YAMLError:
             continue
         anchors = meta.get("anchors") if isinstance(meta, dict) else None

@@ -9,10 +9,10 @@ from typing import Iterator
 
 import pytest
 
-from vault_kg.cache import ScopeCache
+from vault_kg.storage.cache import ScopeCache
 
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 ARTIFACTS = ("graph.json", "GRAPH_REPORT.md", "brief.json")
 
@@ -35,9 +35,7 @@ def numbered_notes(root: Path, notes: int = 30) -> Path:
     root.mkdir(parents=True)
     for i in range(notes):
         body = "\n".join(f"## Part {k}\ntext {k} of note {i}" for k in range(2))
-        (root / f"Note {i}.md").write_text(
-            f"---\nsummary: note {i}\ntags: [topic/t{i % 3}]\naliases: [n{i}]\n---\n[[Note {(i * 7 + 1) % notes}]] [[Missing {i % 4}]] #inline/t{i % 2}\n{body}\n"
-        )
+        (root / f"Note {i}.md").write_text(f"---\nsummary: note {i}\ntags: [topic/t{i % 3}]\naliases: [n{i}]\n---\n[[Note {(i * 7 + 1) % notes}]] [[Missing {i % 4}]] #inline/t{i % 2}\n{body}\n")
     return root
 
 

@@ -146,9 +146,9 @@ def test_check_reads_only_anchored_files_each_once_and_nothing_when_unchanged(wo
 
 def test_hook_reports_newly_dirty_notes_once(world: World) -> None:
     """The PostToolUse path: update the code scope for the edited file, then ask which notes went dirty."""
-    from vault_kg.anchor_check import dirty_notes_for_paths
-    from vault_kg.engine import run
-    from vault_kg.scopes import project_scope, vault_scope
+    from vault_kg.anchors.check import dirty_notes_for_paths
+    from vault_kg.update.engine import run
+    from vault_kg.core.scopes import project_scope, vault_scope
 
     check(world)  # the last state the user saw: everything clean
     run(project_scope("demo"))

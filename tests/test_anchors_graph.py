@@ -92,9 +92,9 @@ def test_superseded_notes_are_flagged_and_linked(world: World) -> None:
 
 
 def test_missing_anchored_file_does_not_force_reassembly_on_every_update(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vault_kg import anchor_pass
-    from vault_kg.engine import run
-    from vault_kg.scopes import vault_scope
+    from vault_kg.anchors import build_pass as anchor_pass
+    from vault_kg.update.engine import run
+    from vault_kg.core.scopes import vault_scope
 
     (world.repo / "src/retry.py").unlink()
     first = run(vault_scope(world.vault))
@@ -110,10 +110,10 @@ def test_missing_anchored_file_does_not_force_reassembly_on_every_update(world: 
 
 
 def test_entities_extracted_from_a_dirty_note_go_stale_unless_another_note_vouches(world: World) -> None:
-    from vault_kg.anchor_dates import today
-    from vault_kg.anchor_pass import post_assembly
-    from vault_kg.engine import RunResult
-    from vault_kg.scopes import vault_scope
+    from vault_kg.anchors.dates import today
+    from vault_kg.anchors.build_pass import post_assembly
+    from vault_kg.update.engine import RunResult
+    from vault_kg.core.scopes import vault_scope
 
     world.edit("src/retry.py", "range(3)", "range(5)")
     scope = vault_scope(world.vault)
@@ -135,7 +135,7 @@ def test_entities_extracted_from_a_dirty_note_go_stale_unless_another_note_vouch
 
 
 def test_valid_at_reads_graph_nodes_and_frontmatter() -> None:
-    from vault_kg.anchor_dates import valid_at
+    from vault_kg.anchors.dates import valid_at
 
     node = {"kind": m.NOTE, "props": {"valid_from": "2024-01-01", "valid_to": "2024-06-01"}}
     assert not valid_at(node, "2023-12-31") and valid_at(node, "2024-01-01") and not valid_at(node, "2024-06-01")

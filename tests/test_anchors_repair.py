@@ -99,7 +99,7 @@ def test_accept_refuses_a_missing_symbol(world: World) -> None:
 
 
 def test_supersede_keeps_both_and_as_of_answers_before_and_after(world: World) -> None:
-    from vault_kg.anchor_dates import valid_at
+    from vault_kg.anchors.dates import valid_at
 
     world.write_note("notes/Retry v2.md", note("Retries, take two."))
     code, out, err = kg("supersede", "Retry", "Retry v2", "--on", "2024-06-01", "--vault", str(world.vault))

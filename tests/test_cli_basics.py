@@ -21,7 +21,7 @@ def test_version_prints_the_package_version(flag: str) -> None:
 def test_the_package_and_the_plugin_carry_one_version() -> None:
     repo = Path(__file__).resolve().parents[1]
     pyproject = tomllib.loads((repo / "pyproject.toml").read_text())
-    assert pyproject["project"]["name"] == "kg-vault" and pyproject["project"]["scripts"] == {"kg": "vault_kg.entry:main"}
+    assert pyproject["project"]["name"] == "kg-vault" and pyproject["project"]["scripts"] == {"kg": "vault_kg.cli.entry:main"}
     assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "vault_kg.__version__"}
     assert json.loads((repo / ".claude-plugin" / "plugin.json").read_text())["version"] == __version__
 
@@ -54,12 +54,15 @@ def test_a_count_out_of_range_is_an_error_not_silently_clamped(args: list[str], 
     assert "is not in the range 1<=x<=" in done.stderr
 
 
-@pytest.mark.parametrize("args, message, code", [
-    (["stats", "--vault", "/no/such/vault"], "/no/such/vault: vault folder does not exist", 1),
-    (["project", "remove", "ghost"], "no project named 'ghost'", 1),
-    (["god-nodes", "-n", "0"], "Invalid value for '-n': 0 is not in the range 1<=x<=200.", 2),
-    (["query"], "Missing argument 'QUESTION'.", 2),
-])
+@pytest.mark.parametrize(
+    "args, message, code",
+    [
+        (["stats", "--vault", "/no/such/vault"], "/no/such/vault: vault folder does not exist", 1),
+        (["project", "remove", "ghost"], "no project named 'ghost'", 1),
+        (["god-nodes", "-n", "0"], "Invalid value for '-n': 0 is not in the range 1<=x<=200.", 2),
+        (["query"], "Missing argument 'QUESTION'.", 2),
+    ],
+)
 def test_with_json_an_error_is_one_json_object_on_stdout(args: list[str], message: str, code: int) -> None:
     done = kg_process(*args, "--json")
     assert done.returncode == code and done.stderr == ""

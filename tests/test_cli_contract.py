@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLE_VAULT
 from ollama_fake import DEFAULT_MODEL, FakeOllama
-from vault_kg.cli import app
+from vault_kg.cli.app import app
 
 NO_JSON = {
     "hook": "speaks the Claude Code hook protocol: a JSON event on stdin, a JSON answer on stdout",
@@ -65,7 +65,7 @@ def examples_of(command: click.Command) -> list[str]:
     for line in reversed(lines):
         if not line.startswith("Example: "):
             break
-        tail.insert(0, line[len("Example: "):])
+        tail.insert(0, line[len("Example: ") :])
     return tail
 
 
@@ -97,8 +97,7 @@ def test_help_ends_with_runnable_examples(name: str, command: click.Command) -> 
 
 def test_hook_help_is_the_cli_help_not_a_hook_run() -> None:
     """`kg hook` skips the CLI for speed; `--help` must still print help (it used to read stdin and run)."""
-    shown = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "hook", "session-start", "--help"],
-                           capture_output=True, text=True, input="", timeout=60)
+    shown = subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "session-start", "--help"], capture_output=True, text=True, input="", timeout=60)
     assert shown.returncode == 0 and "Example: echo" in shown.stdout and "hookSpecificOutput" not in shown.stdout, shown.stdout
 
 
@@ -138,7 +137,7 @@ def template(tmp_path_factory: pytest.TempPathFactory, ollama: FakeOllama) -> Pa
     bin_dir = home / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "kg"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.entry import main; main()" "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from vault_kg.cli.entry import main; main()" "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
     env = sandbox_env(home, ollama)
     for setup in (
@@ -160,18 +159,20 @@ def template(tmp_path_factory: pytest.TempPathFactory, ollama: FakeOllama) -> Pa
 def sandbox_env(home: Path, ollama: FakeOllama) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KG_", "XDG_", "OLLAMA_"))}
     env.update(
-        HOME=str(home), PATH=f"{home / 'bin'}{os.pathsep}{env.get('PATH', '')}", BROWSER="true",
-        OLLAMA_HOST=ollama.url, KG_HTML="inline", GIT_AUTHOR_NAME="kg", GIT_AUTHOR_EMAIL="kg@invalid",
-        GIT_COMMITTER_NAME="kg", GIT_COMMITTER_EMAIL="kg@invalid",
+        HOME=str(home),
+        PATH=f"{home / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        BROWSER="true",
+        OLLAMA_HOST=ollama.url,
+        KG_HTML="inline",
+        GIT_AUTHOR_NAME="kg",
+        GIT_AUTHOR_EMAIL="kg@invalid",
+        GIT_COMMITTER_NAME="kg",
+        GIT_COMMITTER_EMAIL="kg@invalid",
     )
     return env
 
 
-EXAMPLES = [
-    (name, example)
-    for name, command in [("(kg --help)", typer.main.get_command(app)), *COMMANDS]
-    for example in examples_of(command) if example not in NOT_RUN
-]
+EXAMPLES = [(name, example) for name, command in [("(kg --help)", typer.main.get_command(app)), *COMMANDS] for example in examples_of(command) if example not in NOT_RUN]
 
 
 @pytest.mark.parametrize("name,example", EXAMPLES, ids=[f"{n}: {e[:50]}" for n, e in EXAMPLES])

@@ -1,7 +1,7 @@
 """JSX component uses as calls, and tsconfig/jsconfig path mapping, through the real engine.
 
 Each test writes a small React/TypeScript monorepo into tmp_path, builds its code scope with
-``vault_kg.engine.run`` and reads the edges back from ``graph.json``.
+``vault_kg.update.engine.run`` and reads the edges back from ``graph.json``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from extract.js_config import parse_jsonc
-from vault_kg.engine import RunResult, run
-from vault_kg.scopes import Scope
+from extract.lang.js_config import parse_jsonc
+from vault_kg.update.engine import RunResult, run
+from vault_kg.core.scopes import Scope
 
 S = " › "
 
@@ -96,18 +96,21 @@ def _bump(path: Path, body: str) -> None:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "mono"
-    _write(root, {
-        "tsconfig.base.json": BASE_CONFIG,
-        "apps/web/tsconfig.json": WEB_CONFIG,
-        "apps/web/src/App.tsx": WEB_APP,
-        "packages/ui/src/Button.tsx": BUTTON,
-        "packages/ui/Card.tsx": CARD,
-        "apps/admin/jsconfig.json": ADMIN_CONFIG,
-        "apps/admin/src/Admin.jsx": ADMIN_APP,
-        "apps/admin/src/components/Widget.jsx": "export default function Widget() { return <p/>; }\n",
-        "apps/admin/src/lib/util.js": "export function helper() {}\n",
-        "apps/admin/src/lib/index.js": "export function fromIndex() {}\n",
-    })
+    _write(
+        root,
+        {
+            "tsconfig.base.json": BASE_CONFIG,
+            "apps/web/tsconfig.json": WEB_CONFIG,
+            "apps/web/src/App.tsx": WEB_APP,
+            "packages/ui/src/Button.tsx": BUTTON,
+            "packages/ui/Card.tsx": CARD,
+            "apps/admin/jsconfig.json": ADMIN_CONFIG,
+            "apps/admin/src/Admin.jsx": ADMIN_APP,
+            "apps/admin/src/components/Widget.jsx": "export default function Widget() { return <p/>; }\n",
+            "apps/admin/src/lib/util.js": "export function helper() {}\n",
+            "apps/admin/src/lib/index.js": "export function fromIndex() {}\n",
+        },
+    )
     return root
 
 
@@ -213,19 +216,25 @@ def test_extends_to_a_missing_file_is_recorded_on_the_config(repo: Path) -> None
 def test_config_dir_template_means_the_config_in_use(repo: Path) -> None:
     """``${configDir}`` in an inherited option is the folder of the tsconfig that applies, not the base's."""
     _bump(repo / "tsconfig.base.json", '{"compilerOptions": {"paths": {"#own/*": ["${configDir}/src/*"]}}}')
-    _write(repo, {
-        "apps/web/src/lib/own.ts": "export function own() {}\n",
-        "apps/web/src/Uses.tsx": 'import { own } from "#own/lib/own";\nexport function U() { own(); }\n',
-    })
+    _write(
+        repo,
+        {
+            "apps/web/src/lib/own.ts": "export function own() {}\n",
+            "apps/web/src/Uses.tsx": 'import { own } from "#own/lib/own";\nexport function U() { own(); }\n',
+        },
+    )
     _, graph = _build(repo)
     assert (f"apps/web/src/Uses.tsx{S}function U", f"apps/web/src/lib/own.ts{S}function own") in _edges(graph, "calls")
 
 
 def test_extends_cycle_does_not_hang(repo: Path) -> None:
-    _write(repo, {
-        "tsconfig.base.json": '{"extends": "./apps/web/tsconfig.json", "compilerOptions": {"baseUrl": "packages/ui/src"}}',
-        "apps/web/src/Bare.tsx": 'import Button from "Button";\nexport function B() { return <Button />; }\n',
-    })
+    _write(
+        repo,
+        {
+            "tsconfig.base.json": '{"extends": "./apps/web/tsconfig.json", "compilerOptions": {"baseUrl": "packages/ui/src"}}',
+            "apps/web/src/Bare.tsx": 'import Button from "Button";\nexport function B() { return <Button />; }\n',
+        },
+    )
     _, graph = _build(repo)
     assert (f"apps/web/src/Bare.tsx{S}function B", BUTTON_FN) in _edges(graph, "calls")  # the base's baseUrl still applies
 

@@ -43,9 +43,7 @@ def test_every_ast_symbol_is_a_node_with_the_same_name_and_line() -> None:
         extraction = extract_file(relpath, data)
         assert extraction.quarantine is None, extraction.quarantine
         want = _ast_symbols(data)
-        got = collections.Counter(
-            (attrs["label"], attrs["line"]) for attrs in extraction.nodes.values() if attrs["kind"] in SYMBOL_KINDS
-        )
+        got = collections.Counter((attrs["label"], attrs["line"]) for attrs in extraction.nodes.values() if attrs["kind"] in SYMBOL_KINDS)
         total += sum(want.values())
         if want != got:
             mismatches.append((relpath, dict(want - got), dict(got - want)))
@@ -57,13 +55,7 @@ def test_every_ast_symbol_is_a_node_with_the_same_name_and_line() -> None:
 def test_methods_and_functions_are_told_apart_like_ast(relpath: str) -> None:
     data = (NX_ROOT / relpath).read_bytes()
     tree = ast.parse(data)
-    methods = {
-        (f.name, f.lineno)
-        for c in ast.walk(tree)
-        if isinstance(c, ast.ClassDef)
-        for f in c.body
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
+    methods = {(f.name, f.lineno) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     extraction = extract_file(relpath, data)
     ours = {(a["label"], a["line"]) for a in extraction.nodes.values() if a["kind"] == "method"}
     assert ours == methods

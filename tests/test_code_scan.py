@@ -22,10 +22,27 @@ def _write(root: Path, relpath: str, content: str | bytes = "x = 1\n") -> None:
 
 def test_gitignore_kgignore_and_fixed_skips(tmp_path: Path) -> None:
     for rel in [
-        "src/a.py", "src/b.ts", "src/gen/out.py", "src/keep.log.py", "lib/x.go", "notes.md",
-        "node_modules/m/index.js", "build/b.py", "dist/d.js", "target/t.rs", "vendor/v.go",
-        "third_party/t.py", "kg-out/k.py", ".git/hooks/h.py", ".venv/lib/v.py", "env/lib/site.py",
-        "__pycache__/c.py", "pkg/sub/secret.py", "pkg/sub/open.py", "pkg/sub/nested/deep.py", "main.rs",
+        "src/a.py",
+        "src/b.ts",
+        "src/gen/out.py",
+        "src/keep.log.py",
+        "lib/x.go",
+        "notes.md",
+        "node_modules/m/index.js",
+        "build/b.py",
+        "dist/d.js",
+        "target/t.rs",
+        "vendor/v.go",
+        "third_party/t.py",
+        "kg-out/k.py",
+        ".git/hooks/h.py",
+        ".venv/lib/v.py",
+        "env/lib/site.py",
+        "__pycache__/c.py",
+        "pkg/sub/secret.py",
+        "pkg/sub/open.py",
+        "pkg/sub/nested/deep.py",
+        "main.rs",
     ]:
         _write(tmp_path, rel)
     _write(tmp_path, "env/pyvenv.cfg", "home = /usr\n")

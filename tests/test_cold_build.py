@@ -19,11 +19,12 @@ import pytest
 from extract import redaction
 from extract.notes import extract_note
 from robust_corpus import canonical, first_difference
-from vault_kg import engine, extract_pool
+from vault_kg.update import engine, stages
+from vault_kg.update import extract_pool
 from vault_kg.core import model as m
 from vault_kg.core import secrets
 from vault_kg.core.secrets import redact, redact_data
-from vault_kg.scopes import Scope, vault_scope
+from vault_kg.core.scopes import Scope, vault_scope
 
 REPO = Path(__file__).resolve().parents[1]
 NOTES = extract_pool.MIN_SOURCES + 100
@@ -43,15 +44,15 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
     (vault / "area00" / "Broken yaml.md").write_text("---\nsummary: [oops\n---\nbody\n")
     (vault / "area00" / "Leaky.md").write_text("---\nsummary: key AKIAIOSFODNN7EXAMPLE\ntags: [ghp_abcdefghijklmnopqrstuvwxyz0123456789]\n---\n# Leaky\n\nSee [[sk-ant-abcdefghijklmnopqrstuvwxyz]].\n")
     used: list[int] = []
-    real = engine.extracted
+    real = stages.extracted
 
     def spy(adapter: Any, root: Path, rels: list[str], workers: int) -> Any:
         used.append(workers)
         return real(adapter, root, rels, workers)
 
-    monkeypatch.setattr(engine, "extracted", spy)
+    monkeypatch.setattr(stages, "extracted", spy)
     ahead: list[str] = []
-    monkeypatch.setattr(engine, "import_ahead", lambda: ahead.append(os.environ["KG_EXTRACT_WORKERS"]))
+    monkeypatch.setattr(stages, "import_ahead", lambda: ahead.append(os.environ["KG_EXTRACT_WORKERS"]))
     scope = vault_scope(vault)
     outputs = {}
     for workers in ("2", "1"):
@@ -89,7 +90,7 @@ def test_killed_cold_build_leaves_no_artifact_and_no_worker(tmp_path: Path, monk
     vault = tmp_path / "vault"
     generate_vault(vault, NOTES * 3)
     env = {**os.environ, "KG_EXTRACT_WORKERS": "2", "KG_HTML": "off"}
-    proc = subprocess.Popen([sys.executable, "-c", "from vault_kg.entry import main; main()", "build", "--vault", str(vault)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build", "--vault", str(vault)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 120
     workers: list[int] = []
     while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
@@ -125,8 +126,16 @@ def _walk_everything(extraction: m.Extraction) -> m.Extraction:
     return extraction
 
 
-SECRETS = ["AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1" * 20, "sk-ant-" + "x" * 24, "xoxb-1234567890-abcdef", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk",
-           "postgres://admin:hunter2hunter2@db.example.com/app", "API_KEY=0123456789abcdef", "ſecret_token: abcdefgh12345"]
+SECRETS = [
+    "AKIAIOSFODNN7EXAMPLE",
+    "ghp_" + "a1" * 20,
+    "sk-ant-" + "x" * 24,
+    "xoxb-1234567890-abcdef",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk",
+    "postgres://admin:hunter2hunter2@db.example.com/app",
+    "API_KEY=0123456789abcdef",
+    "ſecret_token: abcdefgh12345",
+]
 
 
 def _note(rng: random.Random) -> str:
@@ -148,11 +157,11 @@ def test_one_scan_redaction_equals_redacting_every_string() -> None:
         fast = extract_note(rel, data)
         original = redaction.redact_extraction
         redaction_module = sys.modules["extract.notes"]
-        setattr(redaction_module, "redact_extraction", lambda e: e)
+        redaction_module.redact_extraction = lambda e: e
         try:
             raw = extract_note(rel, data)
         finally:
-            setattr(redaction_module, "redact_extraction", original)
+            redaction_module.redact_extraction = original
         slow = _walk_everything(raw)
         assert (fast.nodes, fast.edges, [vars(r) for r in fast.refs], fast.meta, fast.text) == (slow.nodes, slow.edges, [vars(r) for r in slow.refs], slow.meta, slow.text), data
         checked += any(s.split("=")[-1][:12] in data.decode() for s in SECRETS)
@@ -177,14 +186,70 @@ def test_the_trigger_lets_every_secret_through(monkeypatch: pytest.MonkeyPatch) 
     """`auth` and `token` trigger the rules only in the spellings a rule can match: every string
     the rules redact with the trigger skipped is redacted the same with it."""
     rng = random.Random(11)
-    pieces = ["Authorization", "authorization", "AUTHORIZATION", "auth", "Auth", "AUTH", "token", "Token", "TOKEN", "access", "ACCESS",
-              "_", "-", ".", ": ", ":", "=", " ", "\n", "  ", "export ", "MY", "my", "bearer ", "Bearer ", "basic ", "x", "key", "KEY",
-              "api", "secret", "SECRET", "PASS", "pass", "word", "WORD", "client", "ya29.", "AIza", "abcdEFGH12345678", "0123456789abcdefXYZ",
-              "${VAR}", "<your-token>", "hunter2hunter2", "\"", "'", "K", "ſ", "İ", "é"]
+    pieces = [
+        "Authorization",
+        "authorization",
+        "AUTHORIZATION",
+        "auth",
+        "Auth",
+        "AUTH",
+        "token",
+        "Token",
+        "TOKEN",
+        "access",
+        "ACCESS",
+        "_",
+        "-",
+        ".",
+        ": ",
+        ":",
+        "=",
+        " ",
+        "\n",
+        "  ",
+        "export ",
+        "MY",
+        "my",
+        "bearer ",
+        "Bearer ",
+        "basic ",
+        "x",
+        "key",
+        "KEY",
+        "api",
+        "secret",
+        "SECRET",
+        "PASS",
+        "pass",
+        "word",
+        "WORD",
+        "client",
+        "ya29.",
+        "AIza",
+        "abcdEFGH12345678",
+        "0123456789abcdefXYZ",
+        "${VAR}",
+        "<your-token>",
+        "hunter2hunter2",
+        '"',
+        "'",
+        "K",
+        "ſ",
+        "İ",
+        "é",
+    ]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(30000)]
-    texts += SECRETS + ["AUTH_HEADER=abcdef123456", "GITHUB_TOKEN=ghx123456789", "auth_token: abcdef123456", "access_token=abcd1234efgh",
-                        "  authtoken = 'abcdefgh1234'", "Authorization: Bearer abcdefgh12345678", "AUTHORIZATION: token abcdefgh12345678",
-                        "x MY_TOKEN=abcdefgh123 y", "export API_AUTH=s3cr3tvalue"]
+    texts += SECRETS + [
+        "AUTH_HEADER=abcdef123456",
+        "GITHUB_TOKEN=ghx123456789",
+        "auth_token: abcdef123456",
+        "access_token=abcd1234efgh",
+        "  authtoken = 'abcdefgh1234'",
+        "Authorization: Bearer abcdefgh12345678",
+        "AUTHORIZATION: token abcdefgh12345678",
+        "x MY_TOKEN=abcdefgh123 y",
+        "export API_AUTH=s3cr3tvalue",
+    ]
     expected = [secrets._spans(t) for t in texts]
     assert sum(map(bool, expected)) > 300
     monkeypatch.setattr(secrets, "may_hold_secret", lambda text: True)

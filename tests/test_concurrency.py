@@ -21,15 +21,15 @@ import orjson
 
 from robust_corpus import canonical, first_difference, fresh_build
 from test_crash_kill import generate_vault
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 WRITERS = 8
 ROUNDS = int(os.environ.get("KG_CONCURRENCY_ROUNDS", "2"))
 
 
 def kg_args(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from vault_kg.entry import main; main()", *args]
+    return [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args]
 
 
 class Readers:

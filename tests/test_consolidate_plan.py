@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import kg_process
-from vault_kg import consolidate as c
+from vault_kg.notes import consolidate as c
 from vault_kg.core.errors import KgError
 from vaultops_helpers import git, isolate_git, note, snapshot, write
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import orjson
 
 from robust_corpus import canonical, first_difference, fresh_build
-from vault_kg.cache import ScopeCache
-from vault_kg.engine import run
-from vault_kg.scopes import Scope, vault_scope
-from vault_kg.core.store import Layout
+from vault_kg.storage.cache import ScopeCache
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import Scope, vault_scope
+from vault_kg.storage.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 SOAK_SECONDS = float(os.environ.get("KG_SOAK_SECONDS", "0") or 0)
@@ -70,8 +70,10 @@ def mutate(vault: Path, rng: random.Random) -> Path:
 
 def start_kg(args: list[str], vault: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-c", "from vault_kg.entry import main; main()", *args, "--vault", str(vault)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ),
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args, "--vault", str(vault)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
     )
 
 

@@ -171,6 +171,7 @@ def test_a_read_only_note_is_refused_and_nothing_is_written(world: World, verb: 
 
 # ---------------------------------------------------------------- the journal
 
+
 def journal_add(vault: Path, *args: str) -> tuple[int, str, str]:
     vault.mkdir(exist_ok=True)
     return kg("journal", "add", *args, "--vault", str(vault))
@@ -251,7 +252,7 @@ def test_journal_keeps_the_day_file_mode_and_line_endings(tmp_path: Path) -> Non
 def run_as_unprivileged(args: list[str], vault: Path) -> subprocess.CompletedProcess[str]:
     """Run `kg` as a user who may not write `vault`: `nobody` when we are root (root ignores modes)."""
     env = {**os.environ, "KG_CONFIG": str(vault / "no-config.toml"), "HOME": str(vault)}
-    command = [sys.executable, "-c", "from vault_kg.entry import main; main()", *args]
+    command = [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", *args]
     if os.geteuid() == 0:
         if not shutil.which("setpriv"):
             pytest.skip("running as root without setpriv: cannot drop privileges to test a read-only vault")
@@ -281,11 +282,12 @@ def test_journal_add_in_a_read_only_vault_is_one_line() -> None:
 
 # ---------------------------------------------------------------- reserved names
 
+
 @pytest.mark.parametrize("relpath", ["KG-OUT/x.md", "Kg-Out/x.md", "kg-out./x.md", ".OBSIDIAN/x.md", ".Git/x.md", "notes/Node_Modules/x.md", "notes/__PYCACHE__/x.md"])
 def test_reserved_folders_are_refused_in_any_letter_case(tmp_path: Path, relpath: str) -> None:
     from vault_kg.core.errors import KgError
-    from vault_kg.remember import remember_note
-    from vault_kg.scopes import vault_scope
+    from vault_kg.notes.remember import remember_note
+    from vault_kg.core.scopes import vault_scope
 
     vault = tmp_path / "vault"
     vault.mkdir()

@@ -1,4 +1,4 @@
-"""The full-text index's rows are deleted by rowid through `doc_rows` (vault_kg/cache.py): after
+"""The full-text index's rows are deleted by rowid through `doc_rows` (vault_kg/storage/cache.py): after
 any sequence of updates the index holds exactly a fresh build's rows, and a cache written before
 `doc_rows` existed gets it filled from the index."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from vault_kg.cache import ScopeCache
-from vault_kg.engine import run
-from vault_kg.ranking import deferring_whole_graph
-from vault_kg.scopes import vault_scope
+from vault_kg.storage.cache import ScopeCache
+from vault_kg.update.engine import run
+from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
+from vault_kg.core.scopes import vault_scope
 
 from scratch_build import isolated_env, numbered_notes, scratch
 
@@ -47,8 +47,7 @@ def test_the_index_holds_a_fresh_builds_rows_after_every_kind_of_update(tmp_path
     for i, step in enumerate(steps):
         step()
         if i < 2:
-            with deferring_whole_graph():
-                run(scope, paths=[vault / f"Note {i + 3}.md"])
+            run(scope, paths=[vault / f"Note {i + 3}.md"], settings=RunSettings(defer=WHOLE_GRAPH))
         else:
             run(scope)
         scratch(vault, tmp_path)

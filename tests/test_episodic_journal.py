@@ -13,7 +13,7 @@ import typer
 from typer.testing import CliRunner
 
 from episodic.journal import append_entry, day_file, read_day
-from vault_kg.commands.journal import register
+from vault_kg.cli.commands.journal import register
 from vault_kg.core.errors import KgError
 
 DAY = date(2025, 3, 12)

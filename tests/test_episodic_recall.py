@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from collections import Counter
 from datetime import date, datetime
 from pathlib import Path
@@ -138,8 +137,7 @@ def test_an_edited_day_is_reindexed(journal: tuple[Path, list]) -> None:
 def test_a_deleted_day_disappears_from_recall(journal: tuple[Path, list]) -> None:
     vault, labelled = journal
     day = _unlabelled_days(vault, labelled)[-1]
-    append_entry(vault, "Calibrated the telescope mount and aligned the finder scope.", project="astro",
-                 now=datetime.combine(day, datetime.min.time()).replace(hour=22))
+    append_entry(vault, "Calibrated the telescope mount and aligned the finder scope.", project="astro", now=datetime.combine(day, datetime.min.time()).replace(hour=22))
     before = recall(vault, "telescope mount calibration", now=NOW, tz=UTC, limit=3)
     assert before.hits[0].entry.day == day
     day_file(vault, day).unlink()
@@ -174,7 +172,10 @@ def test_a_recall_and_an_append_at_the_same_time(journal: tuple[Path, list]) -> 
     """Another process holds the index: appending still works at once; a recall waits or says so."""
     vault, _ = journal
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys
             from pathlib import Path
             from episodic.recall import JournalIndex
@@ -182,13 +183,15 @@ def test_a_recall_and_an_append_at_the_same_time(journal: tuple[Path, list]) -> 
                 index.sync()
                 print("holding", flush=True)
                 sys.stdin.readline()  # holds the index until the test says so
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        entry = append_entry(vault, "Benchmarked the kiln firmware PID loop.", project="kiln",
-                             now=datetime(2025, 3, 14, 18, 45))
+        entry = append_entry(vault, "Benchmarked the kiln firmware PID loop.", project="kiln", now=datetime(2025, 3, 14, 18, 45))
         assert holder.poll() is None, "the write finished while the index was still held: it did not wait for it"
         with pytest.raises(StoreBusy, match="another kg process is using the journal index"):
             recall(vault, "kiln firmware PID", now=NOW, tz=UTC, lock_timeout=0.5)

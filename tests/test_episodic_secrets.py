@@ -44,17 +44,17 @@ def test_structured_secrets_keep_their_context() -> None:
     assert "postgres://app:[REDACTED:url-password]@db.internal:5432/shop" in out
     assert "export STRIPE_WEBHOOK_SECRET=[REDACTED:env-secret]" in out
     assert find_secrets(text) == [
-        "url-password", "env-secret", "env-secret", "aws-secret-key", "bearer-token", "private-key",
+        "url-password",
+        "env-secret",
+        "env-secret",
+        "aws-secret-key",
+        "bearer-token",
+        "private-key",
     ]
 
 
 def test_prose_and_placeholders_are_left_alone() -> None:
-    text = (
-        "Auth: moved the token refresh to the middleware.\n"
-        "Password reset emails now expire after 1 hour.\n"
-        "API_KEY=${API_KEY}\nSECRET_KEY=<set me>\n"
-        "See https://example.com/docs and sk-short.\n"
-    )
+    text = "Auth: moved the token refresh to the middleware.\nPassword reset emails now expire after 1 hour.\nAPI_KEY=${API_KEY}\nSECRET_KEY=<set me>\nSee https://example.com/docs and sk-short.\n"
     assert find_secrets(text) == []
     assert redact(text) == text
 

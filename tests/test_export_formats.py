@@ -14,7 +14,7 @@ import pytest
 from graph_factory import build_example_graph, make_graph
 from graph_out.export import FORMATS, export
 
-NASTY_ID = "note:we'ird \"folder\"/a\\b <c> #d |e| `f`\nline.md"
+NASTY_ID = 'note:we\'ird "folder"/a\\b <c> #d |e| `f`\nline.md'
 
 
 def nasty_graph() -> dict[str, Any]:
@@ -22,15 +22,18 @@ def nasty_graph() -> dict[str, Any]:
     data = make_graph(40, seed=9)
     first = data["nodes"][0]
     old = first["id"]
-    first.update(id=NASTY_ID, label="Wé'ird \"label\" <b>#1</b> | `x` & {y}", kind="note",
-                 anchor={"locator": "src/a.py › class A › method b", "hash": "ab" * 32},
-                 summary="line one\nline two\ttab \\ backslash ' quote", status="stale")
+    first.update(
+        id=NASTY_ID,
+        label='Wé\'ird "label" <b>#1</b> | `x` & {y}',
+        kind="note",
+        anchor={"locator": "src/a.py › class A › method b", "hash": "ab" * 32},
+        summary="line one\nline two\ttab \\ backslash ' quote",
+        status="stale",
+    )
     for e in data["edges"]:
         e["source"] = NASTY_ID if e["source"] == old else e["source"]
         e["target"] = NASTY_ID if e["target"] == old else e["target"]
-    data["edges"].append({"source": NASTY_ID, "target": data["nodes"][1]["id"], "key": "depends_on",
-                          "relation": "depends_on", "confidence": "AMBIGUOUS", "score": 0.3,
-                          "owner": "x.md", "line": None})
+    data["edges"].append({"source": NASTY_ID, "target": data["nodes"][1]["id"], "key": "depends_on", "relation": "depends_on", "confidence": "AMBIGUOUS", "score": 0.3, "owner": "x.md", "line": None})
     return data
 
 
@@ -70,8 +73,7 @@ def test_graphml_round_trips_through_networkx(graph: dict[str, Any]) -> None:
 def test_gexf_round_trips_through_networkx(graph: dict[str, Any]) -> None:
     g = nx.read_gexf(io.StringIO(export(graph, "gexf")))
     assert {n: a["kind"] for n, a in g.nodes(data=True)} == kinds(graph)
-    assert {n: a["label"] for n, a in g.nodes(data=True)} == {
-        n["id"]: n.get("label") or n["id"] for n in graph["nodes"]}
+    assert {n: a["label"] for n, a in g.nodes(data=True)} == {n["id"]: n.get("label") or n["id"] for n in graph["nodes"]}
     back = Counter((u, v, a["relation"], a["confidence"]) for u, v, a in g.edges(data=True))
     assert back == edge_multiset(graph)
     assert {n: json.loads(a["anchor"]) for n, a in g.nodes(data=True) if "anchor" in a} == anchors(graph)
@@ -88,7 +90,7 @@ def cypher_tokens(text: str) -> list[tuple[str, Any]]:
         if text[pos:].strip() == "":
             break
         m = CYPHER_TOKEN.match(text, pos)
-        assert m, f"cannot tokenize Cypher at: {text[pos:pos + 40]!r}"
+        assert m, f"cannot tokenize Cypher at: {text[pos : pos + 40]!r}"
         pos = m.end()
         kind = m.lastgroup
         value = m.group(kind)
@@ -173,8 +175,7 @@ def test_cypher_round_trips_through_a_parser(graph: dict[str, Any]) -> None:
     assert Counter((r["source"], r["target"], r["relation"], r["confidence"]) for r in rels) == edge_multiset(graph)
     assert all(r["type"] == r["relation"].upper() for r in rels)
     assert len({r["eid"] for r in rels}) == len(rels)
-    assert {k: {"locator": v["anchor_locator"], "hash": v["anchor_hash"]}
-            for k, v in nodes.items() if "anchor_locator" in v} == anchors(graph)
+    assert {k: {"locator": v["anchor_locator"], "hash": v["anchor_hash"]} for k, v in nodes.items() if "anchor_locator" in v} == anchors(graph)
     by_id = {n["id"]: n for n in graph["nodes"]}
     for nid, props in nodes.items():
         assert props.get("summary", "") == (by_id[nid].get("summary") or "")
@@ -182,6 +183,7 @@ def test_cypher_round_trips_through_a_parser(graph: dict[str, Any]) -> None:
 
 
 # ---- JSON Canvas --------------------------------------------------------------------------------
+
 
 def test_obsidian_canvas_follows_json_canvas_1_0(graph: dict[str, Any]) -> None:
     canvas = json.loads(export(graph, "obsidian-canvas"))
@@ -192,8 +194,7 @@ def test_obsidian_canvas_follows_json_canvas_1_0(graph: dict[str, Any]) -> None:
         assert n["type"] in {"text", "file", "link", "group"}
         assert all(isinstance(n[k], int) for k in ("x", "y", "width", "height"))
         assert n["width"] > 0 and n["height"] > 0
-        assert {"text": "text", "file": "file", "link": "url", "group": "label"}[n["type"]] in n \
-            or n["type"] == "group"
+        assert {"text": "text", "file": "file", "link": "url", "group": "label"}[n["type"]] in n or n["type"] == "group"
         assert n.get("color") in (None, "1", "2", "3", "4", "5", "6")
     graph_nodes = [n for n in canvas["nodes"] if n["type"] != "group"]
     assert {n["id"] for n in graph_nodes} == set(kinds(graph))
@@ -216,6 +217,7 @@ def test_obsidian_canvas_follows_json_canvas_1_0(graph: dict[str, Any]) -> None:
 
 
 # ---- Mermaid ------------------------------------------------------------------------------------
+
 
 def mermaid_unescape(text: str) -> str:
     return re.sub(r"#(\d+);", lambda m: chr(int(m.group(1))), text)

@@ -13,16 +13,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 NOTE_A = "---\nsummary: a tool\ntags: [tool/a]\n---\n# Tool A\n\nTool A uses Postgres for storage.\nTool A does not use Redis.\n"
-GOLD_A = {"entities": [{"name": "Tool A", "type": "tool"}, {"name": "Postgres", "type": "tool"}, {"name": "Redis", "type": "tool"}],
-          "relations": [{"source": "Tool A", "relation": "uses", "target": "Postgres"}]}
-RAW_A = {"entities": [{"name": "Tool A", "type": "tool"}, {"name": "Postgres", "type": "tool"},
-                      {"name": "Redis", "type": "tool"}, {"name": "Kafka", "type": "tool"}],
-         "relations": [{"source": "Tool A", "relation": "uses", "target": "Postgres", "line": 7},
-                       {"source": "Tool A", "relation": "uses", "target": "Redis", "line": 8},
-                       {"source": "Tool A", "relation": "depends_on", "target": "Kafka", "line": 7}]}
+GOLD_A = {
+    "entities": [{"name": "Tool A", "type": "tool"}, {"name": "Postgres", "type": "tool"}, {"name": "Redis", "type": "tool"}],
+    "relations": [{"source": "Tool A", "relation": "uses", "target": "Postgres"}],
+}
+RAW_A = {
+    "entities": [{"name": "Tool A", "type": "tool"}, {"name": "Postgres", "type": "tool"}, {"name": "Redis", "type": "tool"}, {"name": "Kafka", "type": "tool"}],
+    "relations": [
+        {"source": "Tool A", "relation": "uses", "target": "Postgres", "line": 7},
+        {"source": "Tool A", "relation": "uses", "target": "Redis", "line": 8},
+        {"source": "Tool A", "relation": "depends_on", "target": "Kafka", "line": 7},
+    ],
+}
 NOTE_B = "---\nsummary: another tool\ntags: [tool/b]\n---\n# Tool B\n\nTool B integrates with Tool A.\n"
-GOLD_B = {"entities": [{"name": "Tool B", "type": "tool"}, {"name": "Tool A", "type": "tool"}],
-          "relations": [{"source": "Tool B", "relation": "integrates_with", "target": "Tool A"}]}
+GOLD_B = {"entities": [{"name": "Tool B", "type": "tool"}, {"name": "Tool A", "type": "tool"}], "relations": [{"source": "Tool B", "relation": "integrates_with", "target": "Tool A"}]}
 RAW_B = {"entities": [{"name": "Tool B", "type": "tool"}], "relations": []}
 
 
@@ -41,9 +45,11 @@ def stored(tmp_path: Path) -> tuple[Path, Path]:
     for name, text, answer in (("Tool A", NOTE_A, GOLD_A), ("Tool B", NOTE_B, GOLD_B)):
         (gold / f"{name}.md").write_text(text)
         (gold / f"{name}.json").write_text(json.dumps(answer))
-    notes = [{"note": "Tool A.md", "status": "ok", "seconds": 12.5, "calls": 1, "raw": RAW_A, "verified": {}},
-             {"note": "Tool B.md", "status": "ok", "seconds": 7.5, "calls": 3, "raw": RAW_B, "verified": {}},
-             {"note": "Elsewhere.md", "status": "ok", "raw": RAW_B}]
+    notes = [
+        {"note": "Tool A.md", "status": "ok", "seconds": 12.5, "calls": 1, "raw": RAW_A, "verified": {}},
+        {"note": "Tool B.md", "status": "ok", "seconds": 7.5, "calls": 3, "raw": RAW_B, "verified": {}},
+        {"note": "Elsewhere.md", "status": "ok", "raw": RAW_B},
+    ]
     path = tmp_path / "run.json"
     path.write_text(json.dumps({"model": "m:1b", "parameter_size": "1B", "digest": "abc", "notes_done": 3, "notes": notes}))
     return path, gold
@@ -96,10 +102,14 @@ def test_no_model_scores_the_relations_the_structure_states(bench, tmp_path: Pat
     gold.mkdir()
     note = "---\ntags: [type/service]\n---\n# Tool C\n\n## Dependencies\n\n- **Postgres** — storage.\n- Redis — no longer used.\n"
     (gold / "Tool C.md").write_text(note)
-    (gold / "Tool C.json").write_text(json.dumps({
-        "entities": [{"name": "Tool C", "type": "service"}, {"name": "Postgres", "type": "tool"}, {"name": "Kafka", "type": "tool"}],
-        "relations": [{"source": "Tool C", "relation": "depends_on", "target": "Postgres"},
-                      {"source": "Tool C", "relation": "uses", "target": "Kafka"}]}))
+    (gold / "Tool C.json").write_text(
+        json.dumps(
+            {
+                "entities": [{"name": "Tool C", "type": "service"}, {"name": "Postgres", "type": "tool"}, {"name": "Kafka", "type": "tool"}],
+                "relations": [{"source": "Tool C", "relation": "depends_on", "target": "Postgres"}, {"source": "Tool C", "relation": "uses", "target": "Kafka"}],
+            }
+        )
+    )
     (result,) = [r for r in [bench.score_set(gold, {"Tool C.md": {"note": "Tool C.md", "status": "ok", "raw": None}})] if r]
     stated = result["scores"]["stated by structure (no model)"]
     assert _counts(stated["relations_typed"]) == (1, 0, 1), "Postgres stated, Redis negated, Kafka not stated"
@@ -122,8 +132,7 @@ def test_live_run_records_output_tokens_and_server_threads(bench, stored, tmp_pa
     monkeypatch.setattr(sys.modules["figures"], "PAGES", pages)
     out_json = tmp_path / "live.json"
     with FakeOllama(echo=True) as fake:
-        code = bench.main(["--host", fake.url, "--model", "qwen2.5:7b-instruct", "--gold", str(gold),
-                           "--server-threads", "2", "--label", "trial", "--json", str(out_json)])
+        code = bench.main(["--host", fake.url, "--model", "qwen2.5:7b-instruct", "--gold", str(gold), "--server-threads", "2", "--label", "trial", "--json", str(out_json)])
         fake.settle()
         served = [e["eval_tokens"] for e in fake.log if e["path"] == "/api/chat"]
     assert code == 0

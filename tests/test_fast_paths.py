@@ -26,10 +26,13 @@ import orjson
 import pytest
 
 from extract.vault_scan import list_source_stats, list_sources
-from vault_kg import cluster_job, quick_update, rank, stat_snapshot
-from vault_kg.engine import run
-from vault_kg.ranking import deferring_communities
-from vault_kg.scopes import vault_scope
+from vault_kg.jobs import clustering as cluster_job
+from vault_kg.cli import noop_update as quick_update
+from vault_kg.update import centrality as rank
+from vault_kg.storage import stat_snapshot
+from vault_kg.update.engine import run
+from vault_kg.update.run_state import COMMUNITIES, RunSettings
+from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, scratch
 
@@ -64,7 +67,7 @@ def _quick(argv: list[str]) -> tuple[int | None, str]:
 
 
 def _full(argv: list[str]) -> str:
-    from vault_kg.cli import main
+    from vault_kg.cli.app import main
 
     out = io.StringIO()
     with redirect_stdout(out):
@@ -94,6 +97,7 @@ def _same_size_edit(note: Path) -> None:
 
 
 # the no-op probe --------------------------------------------------------------------------------
+
 
 def test_parse_takes_only_a_plain_update() -> None:
     assert quick_update.parse(["--vault", "/v", "--json", "-s", "vault", "--scope=proj"]) == {"vault": Path("/v"), "out": None, "scope": ["vault", "proj"], "json": True}
@@ -158,7 +162,7 @@ def _packed_is_the_table(vault: Path) -> bool:
 
 
 def test_the_packed_stats_are_the_cache_rows_after_every_kind_of_run(tmp_path: Path) -> None:
-    """The probe trusts the packed stats (`vault_kg.stat_snapshot`) instead of the rows: a hook's
+    """The probe trusts the packed stats (`vault_kg.storage.stat_snapshot`) instead of the rows: a hook's
     edit patches them, a bigger change packs the table again, both must equal the rows."""
     vault = _vault(tmp_path / "v", notes=40)
     scope = vault_scope(vault)
@@ -236,7 +240,8 @@ def test_the_listing_with_stats_is_the_listing(tmp_path: Path) -> None:
 
 
 def test_the_probe_steps_aside_while_a_writer_holds_the_scope(tmp_path: Path) -> None:
-    from vault_kg.core.store import Layout, scope_lock
+    from vault_kg.storage.layout import Layout
+    from vault_kg.core.store import scope_lock
 
     vault = _vault(tmp_path / "v", notes=10)
     scope = vault_scope(vault)
@@ -256,7 +261,7 @@ def test_the_probe_follows_a_model_mode_change(tmp_path: Path, monkeypatch: pyte
 
 def test_the_probe_asks_every_pass_whether_its_mode_changed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from extract import llm_pass
-    from vault_kg import anchor_pass
+    from vault_kg.anchors import build_pass as anchor_pass
 
     asked: list[str] = []
     for module in (llm_pass, anchor_pass):
@@ -265,7 +270,7 @@ def test_the_probe_asks_every_pass_whether_its_mode_changed(monkeypatch: pytest.
     run(scope)
     asked.clear()
     assert quick_update.probe(scope) is not None
-    assert asked == ["extract.llm_pass", "vault_kg.anchor_pass"]
+    assert asked == ["extract.llm_pass", "vault_kg.anchors.build_pass"]
 
 
 def test_a_no_op_update_process_imports_nothing_heavy(tmp_path: Path) -> None:
@@ -273,9 +278,9 @@ def test_a_no_op_update_process_imports_nothing_heavy(tmp_path: Path) -> None:
     run(vault_scope(vault))
     code = (
         "import sys; sys.argv = ['kg', 'update', '--vault', sys.argv[1]]\n"
-        "from vault_kg.entry import main\n"
+        "from vault_kg.cli.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('numpy', 'scipy', 'igraph', 'networkx', 'typer', 'click', 'extract.notes', 'vault_kg.engine') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('numpy', 'scipy', 'igraph', 'networkx', 'typer', 'click', 'extract.notes', 'vault_kg.update.engine') if m in sys.modules)\n"
         "print('HEAVY', heavy)\n"
     )
     done = subprocess.run([sys.executable, "-c", code, str(vault)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
@@ -286,7 +291,7 @@ def test_a_no_op_update_process_imports_nothing_heavy(tmp_path: Path) -> None:
 # what a hook or a no-op process imports -------------------------------------------------------------
 
 MODEL_PASS_MODULES = ("extract.llm_prompt", "extract.stated_relations", "extract.entities", "extract.verify", "extract.pair_candidates", "difflib")
-_MODULES = "print('MODULES', sorted(m for m in sys.modules if m.startswith(('extract.', 'vault_kg.link_patch')) or m == 'difflib'))\n"
+_MODULES = "print('MODULES', sorted(m for m in sys.modules if m.startswith(('extract.', 'vault_kg.update.link_patch')) or m == 'difflib'))\n"
 
 
 def _clustered(vault: Path) -> None:
@@ -317,7 +322,7 @@ def test_a_link_edit_hook_process_imports_none_of_the_model_pass(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert not done.stderr, done.stderr
     modules = _modules(done.stdout)
-    assert {"extract.notes", "extract.llm_pass", "extract.stated_gate", "vault_kg.link_patch"} <= set(modules), modules  # the note was read and patched
+    assert {"extract.notes", "extract.llm_pass", "extract.stated_gate", "vault_kg.update.link_patch"} <= set(modules), modules  # the note was read and patched
     assert not set(MODEL_PASS_MODULES) & set(modules), modules
     _clustered(vault)
     assert artifacts(vault) == scratch(vault, tmp_path)
@@ -330,13 +335,15 @@ def test_with_the_model_pass_on_a_no_op_and_an_edit_import_no_planner(tmp_path: 
     vault = _vault(tmp_path / "v", notes=10)
     scope = vault_scope(vault)
     run(scope)
-    update = "import sys\nsys.argv = ['kg', 'update', '--vault', sys.argv[1]]\nfrom vault_kg.entry import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+    update = "import sys\nsys.argv = ['kg', 'update', '--vault', sys.argv[1]]\nfrom vault_kg.cli.entry import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
     done = subprocess.run([sys.executable, "-c", update + _MODULES, str(vault)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
     assert "nothing to rewrite" in done.stdout, done.stdout + done.stderr
     modules = _modules(done.stdout)
     assert "extract.llm_schema" in modules and not set(MODEL_PASS_MODULES) & set(modules), modules
     note = _link_edit(vault, 3, "Note 5")
-    edit = "import sys\nfrom pathlib import Path\nfrom vault_kg.engine import run\nfrom vault_kg.scopes import vault_scope\nrun(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+    edit = (
+        "import sys\nfrom pathlib import Path\nfrom vault_kg.update.engine import run\nfrom vault_kg.core.scopes import vault_scope\nrun(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+    )
     done = subprocess.run([sys.executable, "-c", edit + _MODULES, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
     modules = _modules(done.stdout)
     assert "extract.prose" in modules and not set(MODEL_PASS_MODULES) & set(modules), modules + [done.stderr]
@@ -345,6 +352,7 @@ def test_with_the_model_pass_on_a_no_op_and_an_edit_import_no_planner(tmp_path: 
 
 
 # communities off the hot path ------------------------------------------------------------------
+
 
 def _link_edit(vault: Path, i: int, target: str) -> Path:
     note = vault / f"Note {i}.md"
@@ -379,8 +387,7 @@ def test_a_hook_defers_clustering_and_the_job_brings_back_the_scratch_bytes(tmp_
     (vault / "Note 5.md").unlink()
     run(scope)
     note = _link_edit(vault, 7, "Note 8")
-    with deferring_communities():
-        result = run(scope, paths=[note])
+    result = run(scope, paths=[note], settings=RunSettings(defer=COMMUNITIES))
     assert result.extra["ranking"] == "computed" and result.extra["communities"] == "deferred"
     graph = _graph(vault)
     stamp = graph["graph"]["stamp"]
@@ -391,8 +398,7 @@ def test_a_hook_defers_clustering_and_the_job_brings_back_the_scratch_bytes(tmp_
     assert "Provisional: these communities" in (vault / "kg-out" / "GRAPH_REPORT.md").read_text()
     # a prose edit before the job ran keeps them deferred (and does not recluster inline)
     note.write_text(note.read_text() + "\nprose only\n")
-    with deferring_communities():
-        result = run(scope, paths=[note])
+    result = run(scope, paths=[note], settings=RunSettings(defer=COMMUNITIES))
     assert result.extra["ranking"] == "reused" and result.extra["communities"] == "deferred"
     assert cluster_job.settle(scope)
     assert _graph(vault)["graph"]["stamp"] == {"graph": stamp["graph"], "communities": stamp["graph"]}
@@ -405,8 +411,7 @@ def test_an_update_outside_a_hook_clusters_what_a_hook_deferred(tmp_path: Path) 
     vault = _vault(tmp_path / "v")
     scope = vault_scope(vault)
     run(scope)
-    with deferring_communities():
-        run(scope, paths=[_link_edit(vault, 3, "Note 4")])
+    run(scope, paths=[_link_edit(vault, 3, "Note 4")], settings=RunSettings(defer=COMMUNITIES))
     assert quick_update.probe(scope) is None  # the deferred clustering is work to do
     result = run(scope)
     assert result.written and "communities" not in result.extra
@@ -417,11 +422,9 @@ def test_the_job_reclusters_when_an_edit_lands_after_its_snapshot(tmp_path: Path
     vault = _vault(tmp_path / "v")
     scope = vault_scope(vault)
     run(scope)
-    with deferring_communities():
-        run(scope, paths=[_link_edit(vault, 3, "Note 4")])
+    run(scope, paths=[_link_edit(vault, 3, "Note 4")], settings=RunSettings(defer=COMMUNITIES))
     digest, nodes, table, ranks = cluster_job.snapshot(scope.out)
-    with deferring_communities():
-        run(scope, paths=[_link_edit(vault, 9, "Note 2")])
+    run(scope, paths=[_link_edit(vault, 9, "Note 2")], settings=RunSettings(defer=COMMUNITIES))
     assignment, communities = rank.communities(nodes, table, ranks)
     assert not cluster_job.install(scope.out, digest, ranks, assignment, communities)  # stale: refused
     assert cluster_job.settle(scope)
@@ -432,10 +435,12 @@ def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_pa
     vault = _vault(tmp_path / "v")
     (tmp_path / "config.toml").write_text(f'vault = "{vault}"\n[projects]\n')
     env = {k: v for k, v in os.environ.items() if k != "KG_VAULT"}
-    subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "build"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
     note = _link_edit(vault, 11, "Note 13")
     payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0 and not done.stderr, done.stderr
     _clustered(vault)
     assert artifacts(vault) == scratch(vault, tmp_path)
@@ -443,8 +448,9 @@ def test_the_post_tool_use_hook_leaves_clustering_to_a_background_process(tmp_pa
 
 # the edge table kept as bytes ------------------------------------------------------------------
 
+
 def test_a_stored_table_hashes_and_counts_like_its_decoded_self(tmp_path: Path) -> None:
-    from vault_kg.cache import ScopeCache
+    from vault_kg.storage.cache import ScopeCache
 
     vault = _vault(tmp_path / "v")
     scope = vault_scope(vault)
@@ -472,7 +478,7 @@ def test_a_prose_edit_keeps_the_table_and_never_imports_numpy(tmp_path: Path) ->
     note = vault / "Note 9.md"
     note.write_text(note.read_text() + "\nJust more prose, no links, no tags.\n")
     code = (
-        "import sys\nfrom pathlib import Path\nfrom vault_kg.engine import run\nfrom vault_kg.scopes import vault_scope\n"
+        "import sys\nfrom pathlib import Path\nfrom vault_kg.update.engine import run\nfrom vault_kg.core.scopes import vault_scope\n"
         "result = run(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
         "print('RANKING', result.extra['ranking'], 'NUMPY', 'numpy' in sys.modules)\n"
     )

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import get_type_hints
 
 from graph_out import formats
-from vault_kg import engine
+from vault_kg.update import engine
 from vault_kg.core.passes import Pass
-from vault_kg.scopes import vault_scope
+from vault_kg.core.scopes import vault_scope
 
 
 def test_a_build_writes_the_declared_shapes(example_vault: Path) -> None:
@@ -41,7 +41,7 @@ def test_every_pass_defines_every_hook_of_the_protocol() -> None:
     hooks = [name for name in vars(Pass) if not name.startswith("_")]
     assert sorted(hooks) == ["annotate", "assemble", "check_mode", "enrich", "post_assembly"]
     passes = engine.pass_modules("vault")
-    assert [p.__name__ for p in passes] == ["extract.llm_pass", "vault_kg.anchor_pass"]
+    assert [p.__name__ for p in passes] == ["extract.llm_pass", "vault_kg.anchors.build_pass"]
     for module in passes:
         assert all(callable(getattr(module, hook, None)) for hook in hooks), module.__name__
     assert engine.pass_modules("code") == ()
@@ -49,5 +49,15 @@ def test_every_pass_defines_every_hook_of_the_protocol() -> None:
 
 def test_the_route_is_a_flat_list_of_stages() -> None:
     assert [stage.__name__ for stage in engine.STAGES] == [
-        "scan", "finish_owed", "patch_one_note", "extract", "enrich", "resolve", "assemble", "post_assembly", "rank_nodes", "write_artifacts", "record",
+        "scan",
+        "finish_owed",
+        "patch_prose_edit",
+        "extract",
+        "enrich",
+        "resolve",
+        "assemble",
+        "post_assembly",
+        "rank_nodes",
+        "write_artifacts",
+        "record",
     ]

@@ -22,19 +22,63 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_kg.core.errors import KgError
-from vault_kg.frontmatter_edit import EditableFrontmatter, same
+from vault_kg.notes.frontmatter_edit import EditableFrontmatter, same
 
 FETCH = "src/retry.py › class Client › method fetch"
 TRAP_SCALARS = [
-    "NO", "no", "No", "yes", "Yes", "on", "off", "OFF", "y", "n", "Y", "true", "False",
-    "1.10", "0123", "012", "0o17", "0x1F", "0b101", "12:30", "1:20:30", "+4712345678", "-0", ".5",
-    "1e3", "1_000", "2024-01-05", "2024-01-05 10:00:00", "2024-01-05T10:00:00Z", "~", "null", "Null",
-    "NULL", "", ".inf", "-.Inf", ".NaN",
+    "NO",
+    "no",
+    "No",
+    "yes",
+    "Yes",
+    "on",
+    "off",
+    "OFF",
+    "y",
+    "n",
+    "Y",
+    "true",
+    "False",
+    "1.10",
+    "0123",
+    "012",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "12:30",
+    "1:20:30",
+    "+4712345678",
+    "-0",
+    ".5",
+    "1e3",
+    "1_000",
+    "2024-01-05",
+    "2024-01-05 10:00:00",
+    "2024-01-05T10:00:00Z",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "",
+    ".inf",
+    "-.Inf",
+    ".NaN",
 ]
 TRAP_KEYS = ["on", "no", "yes", "y", "off", "1", "0123", "12:30", "null_", "Country"]
 OWNED_BY_SOME_REPAIR = {
-    "anchors", "history", "superseded_by", "supersedes", "valid_to", "valid_from", "retired",
-    "summary", "tags", "tag", "aliases", "alias", "merged_into",
+    "anchors",
+    "history",
+    "superseded_by",
+    "supersedes",
+    "valid_to",
+    "valid_from",
+    "retired",
+    "summary",
+    "tags",
+    "tag",
+    "aliases",
+    "alias",
+    "merged_into",
 }
 WORD = st.text(alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyzäöüéß東京д"), min_size=1, max_size=8)
 PLAIN = st.builds(lambda a, b: f"{a} {b}".strip(), WORD, st.one_of(st.just(""), WORD, st.just("😀")))
@@ -90,8 +134,7 @@ def yaml11_key(key: str) -> Any:
 @st.composite
 def user_frontmatter(draw: Any, extra: str = "") -> str:
     """Block `key: value` lines in any order, comments between them, plus `extra` (e.g. a hand-written anchor)."""
-    keys = draw(st.lists(st.one_of(st.sampled_from(TRAP_KEYS), st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True)), min_size=1, max_size=7,
-                         unique_by=yaml11_key))
+    keys = draw(st.lists(st.one_of(st.sampled_from(TRAP_KEYS), st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True)), min_size=1, max_size=7, unique_by=yaml11_key))
     keys = [k for k in keys if k not in OWNED_BY_SOME_REPAIR]
     parts = []
     if draw(st.booleans()):
@@ -108,7 +151,7 @@ def user_frontmatter(draw: Any, extra: str = "") -> str:
 def valid(front: str) -> bool:
     """Both YAML versions read it as a mapping (the generator's quoted text can still be illegal YAML)."""
     try:
-        return isinstance(yaml11(front) , dict) and isinstance(yaml12(front), dict)
+        return isinstance(yaml11(front), dict) and isinstance(yaml12(front), dict)
     except Exception:
         return False
 
@@ -133,7 +176,7 @@ _FM_RE = re.compile(r"\A\ufeff?---\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL |
 def split(text: str) -> tuple[str, str]:
     match = _FM_RE.match(text)
     assert match, text
-    return match.group(1), text[match.end():]
+    return match.group(1), text[match.end() :]
 
 
 def key_sources(front: str) -> dict[str, str]:
@@ -146,7 +189,7 @@ def key_sources(front: str) -> dict[str, str]:
     starts = sorted((data.lc.key(k)[0], str(k)) for k in data)
     spans = {}
     for (line, name), nxt in zip(starts, [*starts[1:], (len(lines), None)]):
-        chunk = lines[line:nxt[0]]
+        chunk = lines[line : nxt[0]]
         while chunk and (not chunk[-1].strip() or chunk[-1].lstrip().startswith("#")):
             chunk.pop()
         spans[name] = "\n".join(chunk)
@@ -192,6 +235,7 @@ def assert_only_owned_changed(before: str, after: str, owned: set[str], body_own
 
 # ------------------------------------------------------------------ the repairs
 
+
 @pytest.fixture
 def world(tmp_path: Path) -> World:
     """One vault and registered project per test, reused by every generated example."""
@@ -200,7 +244,7 @@ def world(tmp_path: Path) -> World:
 
 @pytest.fixture
 def scope(world: World) -> Any:
-    from vault_kg.scopes import vault_scope
+    from vault_kg.core.scopes import vault_scope
 
     return vault_scope(world.vault)
 
@@ -213,7 +257,7 @@ def hand_anchor() -> str:
 
 
 def run_repair(world: World, scope: Any, name: str, texts: dict[str, str]) -> None:
-    from vault_kg import anchor_repair as ar
+    from vault_kg.notes import anchor_repair as ar
 
     (world.repo / "src/retry.py").write_text(RETRY_PY)
     (world.repo / "src/net.py").unlink(missing_ok=True)
@@ -262,7 +306,7 @@ def test_every_repair_changes_only_the_keys_it_owns(world: World, scope: Any, re
 @SETTINGS
 @given(text=note(), data=st.data())
 def test_consolidate_changes_only_tags_and_summary(text: str, data: st.DataObject) -> None:
-    from vault_kg.consolidate import _apply_frontmatter
+    from vault_kg.notes.consolidate import _apply_frontmatter
 
     action = {"note": "notes/A.md", "add_tags": ["scope/global", data.draw(st.sampled_from(["topic/new", "on", "no"]))], "rename_tags": {"topic/a": "topic/renamed"}}
     if data.draw(st.booleans()):
@@ -276,7 +320,7 @@ def test_consolidate_changes_only_tags_and_summary(text: str, data: st.DataObjec
 @SETTINGS
 @given(keep=note(), drop=note())
 def test_consolidate_merge_changes_only_tags_and_aliases_of_the_kept_note(keep: str, drop: str) -> None:
-    from vault_kg.consolidate import _apply_merge
+    from vault_kg.notes.consolidate import _apply_merge
 
     texts = {"notes/Keep.md": keep, "notes/Drop.md": drop}
     _apply_merge(texts, {"keep": "notes/Keep.md", "merge": "notes/Drop.md"}, "notes/Keep")
@@ -286,6 +330,7 @@ def test_consolidate_merge_changes_only_tags_and_aliases_of_the_kept_note(keep: 
 
 
 # ------------------------------------------------------------------ shapes the splice refuses
+
 
 @pytest.mark.parametrize(
     ("front", "why"),

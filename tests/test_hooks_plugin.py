@@ -21,8 +21,15 @@ def test_hooks_json_wires_the_seven_events_to_kg_hook_through_the_launcher() -> 
                 argv = shlex.split(hook["command"])
                 assert argv[:2] == ["${CLAUDE_PLUGIN_ROOT}/bin/kg-launch", "hook"] and argv[2] in EVENTS
                 commands[event] = argv[2]
-    assert commands == {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit", "PreToolUse": "pre-tool-use", "PostToolUse": "post-tool-use",
-                        "Stop": "stop", "PreCompact": "pre-compact", "SessionEnd": "session-end"}
+    assert commands == {
+        "SessionStart": "session-start",
+        "UserPromptSubmit": "user-prompt-submit",
+        "PreToolUse": "pre-tool-use",
+        "PostToolUse": "post-tool-use",
+        "Stop": "stop",
+        "PreCompact": "pre-compact",
+        "SessionEnd": "session-end",
+    }
     assert set(hooks["PostToolUse"][0]["matcher"].split("|")) == {"Write", "Edit", "MultiEdit", "NotebookEdit"}
     assert set(hooks["PreToolUse"][0]["matcher"].split("|")) == {"Write", "Edit", "MultiEdit"}
     # Claude Code has no way for PreCompact to add context: the re-brief is SessionStart's `compact`;

@@ -11,10 +11,10 @@ import pytest
 
 from conftest import REPO
 from hook_world import World, make_world, session_payload
-from vault_kg.graphview import load_view
-from vault_kg.scopes import Scope
+from vault_kg.query.graph_view import load_view
+from vault_kg.core.scopes import Scope
 
-HEAVY = ("networkx", "typer", "rich", "numpy", "igraph", "sqlite3", "vault_kg.engine", "fastmcp")
+HEAVY = ("networkx", "typer", "rich", "numpy", "igraph", "sqlite3", "vault_kg.update.engine", "fastmcp")
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,14 @@ def test_concurrent_hooks_queue_and_both_edits_land(world: World) -> None:
         note.write_text(f"---\nsummary: {name}\ntags: [topic/x, scope/global]\n---\n# {name}\n")
         notes.append(note)
     procs = [
-        subprocess.Popen([sys.executable, "-c", "from vault_kg.entry import main; main()", "hook", "post-tool-use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**__import__("os").environ, **world.env})
+        subprocess.Popen(
+            [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**__import__("os").environ, **world.env},
+        )
         for _ in notes
     ]
     for proc, note in zip(procs, notes):
@@ -119,8 +126,8 @@ def test_concurrent_hooks_queue_and_both_edits_land(world: World) -> None:
 def test_editing_anchored_code_tells_the_agent_which_note_went_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     world = make_world(tmp_path)
     monkeypatch.setenv("KG_CONFIG", str(world.config))
-    from vault_kg.anchor_repair import add_anchor
-    from vault_kg.scopes import vault_scope
+    from vault_kg.notes.anchor_repair import add_anchor
+    from vault_kg.core.scopes import vault_scope
 
     add_anchor(vault_scope(world.vault), "Payments API", "pkg/util.py::helper", "payments")
     source = world.project / "pkg" / "util.py"

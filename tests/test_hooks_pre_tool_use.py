@@ -20,14 +20,11 @@ import pytest
 from conftest import REPO
 from hook_world import World, fake_kg, make_world, session_payload
 from vault_kg.core.config import load_config
-from vault_kg.guardrails import JOURNAL, PROMOTION, REPO_NOTE, decide
+from vault_kg.memory.guardrails import JOURNAL, PROMOTION, REPO_NOTE, decide
 
 TODAY = date(2026, 3, 12)
 PAST_DAY = "journal/2026-03-10.md"
-PAST_DAY_TEXT = (
-    "---\ntitle: 2026-03-10\ntags: [type/journal, scope/global]\n---\n# 2026-03-10\n\n"
-    "## 09:14 · payments\nRetried the webhook with backoff.\n\n## 15:02 · payments\nShipped it.\n"
-)
+PAST_DAY_TEXT = "---\ntitle: 2026-03-10\ntags: [type/journal, scope/global]\n---\n# 2026-03-10\n\n## 09:14 · payments\nRetried the webhook with backoff.\n\n## 15:02 · payments\nShipped it.\n"
 REPO_NOTE_TEXT = "---\nsummary: How the payments service retries webhooks.\ntags: [topic/payments, type/howto]\n---\n# Webhook retries\n"
 
 

@@ -11,7 +11,7 @@ import pytest
 from hook_world import World, add_anchored_note, make_world, session_payload
 
 RELAY = "note:services/Webhook Relay.md"
-WEAK = "what about the webhook relay"          # title whole, one summary word: 0.77
+WEAK = "what about the webhook relay"  # title whole, one summary word: 0.77
 STRONG = "the webhook relay drops stripe events"  # title whole, three summary words: 1.0
 
 
@@ -81,10 +81,17 @@ def test_a_note_injected_and_used_stays_suppressed(world: World) -> None:
     assert injected(prompt(world, WEAK)[0]) == RELAY
     turn = [
         {"type": "user", "message": {"role": "user", "content": WEAK}, "timestamp": "2099-01-01T10:00:00Z"},
-        {"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": str(world.vault / "services" / "Webhook Relay.md")}},
-            {"type": "text", "text": "Per the vault note, the relay verifies signatures first."},
-        ]}, "timestamp": "2099-01-01T10:00:05Z"},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": str(world.vault / "services" / "Webhook Relay.md")}},
+                    {"type": "text", "text": "Per the vault note, the relay verifies signatures first."},
+                ],
+            },
+            "timestamp": "2099-01-01T10:00:05Z",
+        },
     ]
     world.transcript.write_text("".join(json.dumps(r) + "\n" for r in turn))
     code, out, err = world.hook("stop", session_payload(world, "Stop", stop_hook_active=False, permission_mode="default"))
@@ -122,8 +129,12 @@ def test_the_off_switch(world: World) -> None:
 
 
 def test_bad_payloads_fail_open(world: World) -> None:
-    for payload in ("", "[]", json.dumps({**session_payload(world, "UserPromptSubmit"), "prompt": 7}),
-                    json.dumps({**session_payload(world, "UserPromptSubmit", prompt=STRONG), "session_id": "../../etc/x"})):
+    for payload in (
+        "",
+        "[]",
+        json.dumps({**session_payload(world, "UserPromptSubmit"), "prompt": 7}),
+        json.dumps({**session_payload(world, "UserPromptSubmit", prompt=STRONG), "session_id": "../../etc/x"}),
+    ):
         code, out, _ = world.hook("user-prompt-submit", payload)
         assert code == 0
         if out is not None:  # a hostile session id never names a file outside kg-out/push-recall
@@ -131,7 +142,7 @@ def test_bad_payloads_fail_open(world: World) -> None:
 
 
 def test_strength_is_absolute_and_needs_two_shared_words() -> None:
-    from vault_kg.push_recall import strength, terms
+    from vault_kg.memory.push_recall import strength, terms
 
     summary = "Small Go service that receives Stripe webhooks, verifies signatures and fans events out to Acme and Globex."
     assert strength(terms(WEAK), "Webhook Relay", [], summary) == 0.7667

@@ -13,9 +13,11 @@ import pytest
 from episodic.journal import append_entry
 from conftest import kg_process
 from hook_world import World, make_world, session_payload, wait_for
-from hooks import reconcile
+from vault_kg.jobs import reconcile
+from vault_kg.storage.layout import Layout
 from hooks.common import HookEnv
-from hooks.session_start import CLOSE, OPEN, build_brief, fit, one_line
+from hooks.session_start import build_brief
+from vault_kg.memory.session_brief import CLOSE, OPEN, fit, one_line
 from vault_kg.core.config import load_config
 
 
@@ -27,7 +29,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     append_entry(world.vault, "Reviewed the Celery to RQ migration plan", project="payments", now=now - timedelta(days=1))
     append_entry(world.vault, "Three days ago: wrote the onboarding runbook", now=now - timedelta(days=3))
     for root in (world.vault, world.project):
-        (root / "kg-out" / reconcile.DONE).write_text("fresh\n")
+        Layout(root / "kg-out").reconciled.write_text("fresh\n")
     return world
 
 
@@ -91,7 +93,7 @@ def test_the_cap_keeps_the_most_useful_first_and_says_what_was_cut(world: World,
     body = text.split("\n")[2:-1]  # between the preamble (which itself says "for more") and the fence
     assert body[0] == "## Conventions this project follows"
     assert "## Central code in payments" in body, "the next section starts and is cut, not dropped"
-    cut = body[body.index("## Central code in payments") + 1:]
+    cut = body[body.index("## Central code in payments") + 1 :]
     assert cut and cut[-1].startswith("- … ") and cut[-1].endswith(" more"), body
     assert not any(line.startswith("## Central notes") or line.startswith("## Journal") for line in body)
 
@@ -106,7 +108,7 @@ def test_stale_notes_of_this_project_are_listed_and_others_are_not(world: World,
         {"id": "note:services/SEO Reporting Pipeline.md", "label": "SEO Reporting Pipeline", "source": "x.md", "reason": "symbol not found", "project": "seo"},
     ]
     (vault / "kg-out" / "brief.json").write_text(json.dumps(brief))
-    (vault / "kg-out" / reconcile.DONE).write_text("fresh\n")
+    Layout(vault / "kg-out").reconciled.write_text("fresh\n")
     text = build_brief(HookEnv(load_config(world.config), world.project, vault))
     stale = text.split("## Stale notes")[1].split("\n## ")[0]
     assert "Payments API (services/Payments API.md): hash changed" in stale
@@ -116,8 +118,8 @@ def test_stale_notes_of_this_project_are_listed_and_others_are_not(world: World,
 def test_stale_notes_come_from_a_real_anchor_that_went_dirty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     world = make_world(tmp_path)
     monkeypatch.setenv("KG_CONFIG", str(world.config))
-    from vault_kg.anchor_repair import add_anchor
-    from vault_kg.scopes import vault_scope
+    from vault_kg.notes.anchor_repair import add_anchor
+    from vault_kg.core.scopes import vault_scope
 
     add_anchor(vault_scope(world.vault), "Payments API", "pkg/util.py::helper", "payments")
     source = world.project / "pkg" / "util.py"
@@ -125,7 +127,7 @@ def test_stale_notes_come_from_a_real_anchor_that_went_dirty(tmp_path: Path, mon
     done = kg_process("update", "--vault", str(world.vault), env=world.env)
     assert done.returncode == 0, done.stderr
     for root in (world.vault, world.project):
-        (root / "kg-out" / reconcile.DONE).write_text("fresh\n")
+        Layout(root / "kg-out").reconciled.write_text("fresh\n")
     text = brief_of(world)
     stale = text.split("## Stale notes")[1].split("\n## ")[0]
     assert "Payments API (services/Payments API.md): hash changed" in stale
@@ -141,11 +143,11 @@ def test_an_old_stamp_starts_one_background_reconcile_and_says_so(tmp_path: Path
     world = make_world(tmp_path)
     note = world.vault / "inbox" / "Edited behind the hooks back.md"
     note.write_text("---\nsummary: Written while no hook ran\ntags: [topic/x, scope/global]\n---\n# Edited\n")
-    stamp = world.vault / "kg-out" / reconcile.DONE
+    stamp = Layout(world.vault / "kg-out").reconciled
     stamp.write_text("old\n")
     ten_days_ago = time.time() - 10 * 86400
     os.utime(stamp, (ten_days_ago, ten_days_ago))
-    (world.project / "kg-out" / reconcile.DONE).write_text("fresh\n")
+    Layout(world.project / "kg-out").reconciled.write_text("fresh\n")
     text = brief_of(world)
     notices = [line for line in text.split("\n") if line.startswith("kg: refreshing")]
     assert notices == ["kg: refreshing vault (last full update 10 days ago) in the background; answers may lag until it finishes."]
@@ -159,11 +161,11 @@ def test_a_reconcile_already_running_is_not_started_twice(tmp_path: Path) -> Non
     root = tmp_path / "scope"
     (root / "kg-out").mkdir(parents=True)
     assert reconcile.due(root, 7)
-    (root / "kg-out" / reconcile.STARTED).touch()
+    Layout(root / "kg-out").reconcile_started.touch()
     assert not reconcile.due(root, 7)
-    (root / "kg-out" / reconcile.DONE).touch()
+    Layout(root / "kg-out").reconciled.touch()
     assert not reconcile.due(root, 7)
     old = time.time() - 8 * 86400
-    os.utime(root / "kg-out" / reconcile.DONE, (old, old))
-    os.utime(root / "kg-out" / reconcile.STARTED, (old, old))
+    os.utime(Layout(root / "kg-out").reconciled, (old, old))
+    os.utime(Layout(root / "kg-out").reconcile_started, (old, old))
     assert reconcile.due(root, 7)

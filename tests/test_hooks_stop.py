@@ -24,9 +24,15 @@ def transcript(world: World, *turns: tuple[str, list[dict]]) -> None:
     records = []
     for prompt, uses in turns:
         records.append({"type": "user", "message": {"role": "user", "content": prompt}, "sessionId": "6f1c2a9e", "cwd": str(world.project)})
-        records.append({"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args} for i, (name, args) in enumerate(uses)
-        ] + [{"type": "text", "text": "Done."}]}})
+        records.append(
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args} for i, (name, args) in enumerate(uses)] + [{"type": "text", "text": "Done."}],
+                },
+            }
+        )
         records.append({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0", "content": "ok"}]}})
     world.transcript.write_text("".join(json.dumps(r) + "\n" for r in records))
 
@@ -51,8 +57,11 @@ def test_the_turn_that_edits_anchored_code_credits_the_note(world: World) -> Non
 
 def test_only_the_last_turn_counts_and_other_files_credit_nothing(world: World) -> None:
     core = str(world.project / "pkg" / "core.py")
-    transcript(world, ("tidy the engine", [("Edit", {"file_path": core, "old_string": "a", "new_string": "b"})]),
-               ("now the util", [("Write", {"file_path": str(world.project / "pkg" / "util.py"), "content": "X = 1\n"}), ("Bash", {"command": f"cat {core}"})]))
+    transcript(
+        world,
+        ("tidy the engine", [("Edit", {"file_path": core, "old_string": "a", "new_string": "b"})]),
+        ("now the util", [("Write", {"file_path": str(world.project / "pkg" / "util.py"), "content": "X = 1\n"}), ("Bash", {"command": f"cat {core}"})]),
+    )
     stop(world)
     assert credits(world) == []
 

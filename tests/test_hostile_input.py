@@ -26,16 +26,65 @@ from hypothesis import strategies as st
 
 from robust_corpus import canonical, first_difference, fresh_build
 from vault_kg.core import model as m
-from vault_kg.engine import run
-from vault_kg.scopes import Scope, vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import Scope, vault_scope
 
 BOUND_S = 30.0  # a hang guard far above the expected time; bench/robustness.py prints the slowest input
 CODE_SUFFIXES = (".py", ".ts", ".go", ".rs", ".js")
 FRAGMENTS = [
-    b"---\n", b"---", b"\n", b"\r\n", b"\r", b"[[", b"]]", b"[", b"]", b"](", b"x.md)", b"`", b"```", b"~~~", b"#", b"## ",
-    b"#tag/a/b ", b"\x00", b"\xff\xfe", b"\xef\xbb\xbf", b"\xc3", b"&a ", b"*a ", b"- ", b"  - ", b"> ", b"<!--", b"-->", b"|", b"^", b"!",
-    b"tags: [", b"summary: ", b"aliases: {", b": ", b"'", b'"', b"\\", b"\t", b"def f(", b"class C:", b"import ", b"from . import x",
-    b"    ", b"(", b")", b"{", b"}", b"fn main() {", b"func (s *S) M() {", b"export default ", b"\xf0\x9f\x98\x80", "\u202e".encode(),
+    b"---\n",
+    b"---",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"[[",
+    b"]]",
+    b"[",
+    b"]",
+    b"](",
+    b"x.md)",
+    b"`",
+    b"```",
+    b"~~~",
+    b"#",
+    b"## ",
+    b"#tag/a/b ",
+    b"\x00",
+    b"\xff\xfe",
+    b"\xef\xbb\xbf",
+    b"\xc3",
+    b"&a ",
+    b"*a ",
+    b"- ",
+    b"  - ",
+    b"> ",
+    b"<!--",
+    b"-->",
+    b"|",
+    b"^",
+    b"!",
+    b"tags: [",
+    b"summary: ",
+    b"aliases: {",
+    b": ",
+    b"'",
+    b'"',
+    b"\\",
+    b"\t",
+    b"def f(",
+    b"class C:",
+    b"import ",
+    b"from . import x",
+    b"    ",
+    b"(",
+    b")",
+    b"{",
+    b"}",
+    b"fn main() {",
+    b"func (s *S) M() {",
+    b"export default ",
+    b"\xf0\x9f\x98\x80",
+    "\u202e".encode(),
 ]
 
 
@@ -98,9 +147,7 @@ def test_generated_bytes_never_crash_or_hang(data: bytes, suffix: str) -> None:
 
 def pathological_cases() -> dict[str, tuple[str, bytes]]:
     """Name -> (relpath, bytes): inputs known to break naive parsers."""
-    laughs = "---\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
-    ) + "---\nbody\n"
+    laughs = "---\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)) + "---\nbody\n"
     return {
         "billion-laughs": ("bomb.md", laughs.encode()),
         "yaml-deep-flow": ("deep.md", ("---\na: " + "[" * 20000 + "]" * 20000 + "\n---\nx\n").encode()),
@@ -142,7 +189,7 @@ WORKER = r"""
 import json, sys, time
 from extract.notes import extract_note
 from extract.code import extract_file
-from vault_kg.anchor_spans import markdown_spans
+from vault_kg.anchors.spans import markdown_spans
 for line in sys.stdin:
     name, relpath, path = json.loads(line)
     data = open(path, "rb").read()
@@ -256,7 +303,7 @@ def old_h2(line: str) -> str | None:
     ],
 )
 def test_h2_title_keeps_the_old_matches(line: str, title: str | None) -> None:
-    from vault_kg.consolidate import h2_title
+    from vault_kg.notes.consolidate import h2_title
 
     assert h2_title(line) == title
     assert old_h2(line) == title
@@ -265,7 +312,7 @@ def test_h2_title_keeps_the_old_matches(line: str, title: str | None) -> None:
 @settings(max_examples=800, deadline=None)
 @given(line=st.text(alphabet=st.sampled_from(list("## \t\r\nab")), max_size=14))
 def test_h2_title_matches_the_old_pattern_everywhere(line: str) -> None:
-    from vault_kg.consolidate import h2_title
+    from vault_kg.notes.consolidate import h2_title
 
     assert h2_title(line) == old_h2(line)
 
@@ -273,7 +320,7 @@ def test_h2_title_matches_the_old_pattern_everywhere(line: str) -> None:
 @pytest.mark.parametrize("line", ["## a" + " " * 1_000_000, "## a" + " #" * 500_000, "##" + " \t" * 500_000, "## " + "#" * 1_000_000 + "x"])
 def test_h2_title_is_linear_on_a_megabyte_line(line: str) -> None:
     """issue 19: `^##[ \\t]+(.+?)[ \\t#]*$` took 1.1 s on `## a` and 8,000 spaces, and grew with the square."""
-    from vault_kg.consolidate import h2_title
+    from vault_kg.notes.consolidate import h2_title
 
     with bounded(2.0):
         h2_title(line)

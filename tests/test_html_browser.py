@@ -18,16 +18,14 @@ from graph_factory import build_example_graph, make_graph
 from graph_out.html import LOD_THRESHOLD, render_html
 
 CHROMIUM = os.environ.get("KG_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 STALE_RGB = (0xFF, 0x9F, 0x43)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).is_file():
-        pytest.fail(f"{CHROMIUM} not found: install Debian chromium (`apt-get update && "
-                    "apt-get install -y chromium`) to run the graph.html browser tests")
+        pytest.fail(f"{CHROMIUM} not found: install Debian chromium (`apt-get update && apt-get install -y chromium`) to run the graph.html browser tests")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -92,7 +90,9 @@ class Page:
                 for (let j = 0; j < img.length; j += 4)
                   if (Math.abs(img[j] - rgb[0]) < 30 && Math.abs(img[j+1] - rgb[1]) < 30 && Math.abs(img[j+2] - rgb[2]) < 30) n++;
                 return n;
-            }""", [node_id, list(rgb)])
+            }""",
+            [node_id, list(rgb)],
+        )
 
     def close(self, shot: Path) -> None:
         self.page.screenshot(path=str(shot))
@@ -115,8 +115,7 @@ def vaultlike() -> dict[str, Any]:
     return make_graph(150, seed=11)
 
 
-def test_example_vault_page_renders_searches_and_shows_summaries(browser: Any, example: dict[str, Any],
-                                                                   tmp_path: Path) -> None:
+def test_example_vault_page_renders_searches_and_shows_summaries(browser: Any, example: dict[str, Any], tmp_path: Path) -> None:
     page = open_graph(browser, example, tmp_path)
     try:
         nodes = example["nodes"]
@@ -126,8 +125,7 @@ def test_example_vault_page_renders_searches_and_shows_summaries(browser: Any, e
         assert page.view("shownNodes") == len(nodes)
         by_id = {n["id"]: n for n in nodes}
 
-        note = next(n for n in sorted(nodes, key=lambda n: -n.get("rank", 0))
-                    if n["kind"] == "note" and n.get("summary"))
+        note = next(n for n in sorted(nodes, key=lambda n: -n.get("rank", 0)) if n["kind"] == "note" and n.get("summary"))
         page.search_and_enter(note["label"])
         assert page.view("searchResults")[0] == note["id"]
         assert page.view("selected") == note["id"]
@@ -135,9 +133,7 @@ def test_example_vault_page_renders_searches_and_shows_summaries(browser: Any, e
         assert note["summary"] in page.page.inner_text("#panel .summary")
         assert f"{note['source']}:{note['line']}" in page.page.inner_text("#panel")
 
-        other = next(n for n in sorted(nodes, key=lambda n: n["id"])
-                     if n["kind"] == "note" and n.get("summary") and n["id"] != note["id"]
-                     and len(n["summary"]) > 20)
+        other = next(n for n in sorted(nodes, key=lambda n: n["id"]) if n["kind"] == "note" and n.get("summary") and n["id"] != note["id"] and len(n["summary"]) > 20)
         page.page.keyboard.press("Escape")
         page.page.evaluate("document.activeElement.blur()")
         page.click_node(other["id"])
@@ -155,8 +151,7 @@ def test_example_vault_page_renders_searches_and_shows_summaries(browser: Any, e
         page.close(tmp_path / "example-vault.png")
 
 
-def test_stale_node_is_marked_on_canvas_and_in_the_panel(browser: Any, vaultlike: dict[str, Any],
-                                                        tmp_path: Path) -> None:
+def test_stale_node_is_marked_on_canvas_and_in_the_panel(browser: Any, vaultlike: dict[str, Any], tmp_path: Path) -> None:
     stale = next(n for n in vaultlike["nodes"] if n["status"] == "stale" and n["kind"] == "note")
     live = next(n for n in vaultlike["nodes"] if n["status"] == "live" and n["kind"] == "note")
     page = open_graph(browser, vaultlike, tmp_path)
@@ -201,8 +196,7 @@ def test_keyboard_navigation_and_filters(browser: Any, vaultlike: dict[str, Any]
 
         page.page.click("#f-ns >> xpath=..")
         page.page.click('#f-ns .chip[data-value="client"]')
-        clients = sum(1 for n in vaultlike["nodes"]
-                      if any(t.startswith("client/") for t in n["tags"]) or n["id"].startswith("tag:client"))
+        clients = sum(1 for n in vaultlike["nodes"] if any(t.startswith("client/") for t in n["tags"]) or n["id"].startswith("tag:client"))
         assert page.view("shownNodes") == clients
         page.page.click('#f-ns .chip[data-value="client"]')
 
@@ -229,20 +223,20 @@ def test_large_graph_opens_collapsed_and_expands_on_click(browser: Any, tmp_path
         assert page.view("collapsedCommunities") == len(communities)
 
         biggest = data["graph"]["communities"][0]
-        gods_inside = sum(1 for g in data["graph"]["god_nodes"]
-                          if next(n for n in data["nodes"] if n["id"] == g)["community"] == biggest["id"])
+        gods_inside = sum(1 for g in data["graph"]["god_nodes"] if next(n for n in data["nodes"] if n["id"] == g)["community"] == biggest["id"])
         pos = page.page.evaluate("(id) => window.kgView.communityScreenPos(id)", biggest["id"])
         # click inside the disc, off its god nodes (a click on a node selects it instead)
-        point = next(p for p in ((pos["x"] + dx * pos["r"], pos["y"] + dy * pos["r"])
-                                 for dx, dy in ((0, 0), (0.5, 0), (-0.5, 0), (0, 0.5), (0, -0.5)))
-                     if page.page.evaluate("([x, y]) => window.kgView.nodeAt(x, y)", list(p)) is None)
+        point = next(
+            p
+            for p in ((pos["x"] + dx * pos["r"], pos["y"] + dy * pos["r"]) for dx, dy in ((0, 0), (0.5, 0), (-0.5, 0), (0, 0.5), (0, -0.5)))
+            if page.page.evaluate("([x, y]) => window.kgView.nodeAt(x, y)", list(p)) is None
+        )
         page.page.mouse.click(*point)
         assert page.view("expandedCommunities") == 1
         assert page.view("shownNodes") == shown + biggest["size"] - gods_inside
         assert page.view("selectedCommunity") == biggest["id"]
 
-        hidden = next(n for n in data["nodes"] if n["kind"] == "note"
-                      and n["community"] not in (biggest["id"],) and n["id"] not in data["graph"]["god_nodes"])
+        hidden = next(n for n in data["nodes"] if n["kind"] == "note" and n["community"] not in (biggest["id"],) and n["id"] not in data["graph"]["god_nodes"])
         assert page.page.evaluate("(id) => window.kgView.isShown(id)", hidden["id"]) is False
         page.search_and_enter(hidden["label"])
         assert page.view("selected") == hidden["id"]
@@ -252,8 +246,7 @@ def test_large_graph_opens_collapsed_and_expands_on_click(browser: Any, tmp_path
         page.close(tmp_path / "large.png")
 
 
-def test_screenshot_of_the_example_vault_is_written(browser: Any, example: dict[str, Any],
-                                                     tmp_path: Path) -> None:
+def test_screenshot_of_the_example_vault_is_written(browser: Any, example: dict[str, Any], tmp_path: Path) -> None:
     page = open_graph(browser, example, tmp_path)
     shot = tmp_path / "overview.png"
     page.close(shot)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -14,13 +15,13 @@ from graph_out.html import render_html
 from vault_kg.core.store import load_json
 
 from conftest import hook_modules
-from vault_kg.engine import run
-from vault_kg.html_job import lock_held
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.jobs.html_render import lock_held
+from vault_kg.core.scopes import vault_scope
 
 
 def _job(out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "vault_kg.html_job", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-m", "vault_kg.jobs.html_render", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def test_a_burst_of_renders_runs_one_and_draws_the_newest_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,8 +55,8 @@ def test_a_burst_of_renders_runs_one_and_draws_the_newest_graph(tmp_path: Path, 
 
 def _settled_page(out: Path, logged: bool) -> str:
     """graph.html once the detached work is done and the page draws the graph.json on disk."""
-    from vault_kg import cluster_job
-    from vault_kg.html_job import rendering
+    from vault_kg.jobs import clustering as cluster_job
+    from vault_kg.jobs.html_render import rendering
 
     deadline = time.monotonic() + 120
     while True:
@@ -89,7 +90,7 @@ def test_a_hook_on_a_small_graph_leaves_graph_html_to_a_detached_render(tmp_path
     for edit, logged in (("prose only", True), ("see [[Note 12]]", False)):  # the link edit's page: the job's run, in-process
         note.write_text(note.read_text() + f"\n{edit}\n")
         modules = hook_modules(note, tmp_path)
-        assert not set(RENDERER) & modules and "vault_kg.note_patch" in modules, sorted(set(RENDERER) & modules)
+        assert not set(RENDERER) & modules and "vault_kg.update.prose_patch" in modules, sorted(set(RENDERER) & modules)
         page = _settled_page(out, logged)
         fresh = scratch(vault, tmp_path)
         assert artifacts(vault) == fresh
@@ -109,3 +110,25 @@ def test_a_hook_on_a_small_code_graph_leaves_graph_html_to_a_detached_render(tmp
     assert not {"graph_out.html", "graph_out.layout", "scipy"} & modules  # a code update ranks with numpy and networkx
     page = _settled_page(out, logged=True)
     assert "retry_budget" in page
+
+
+def test_kg_html_waits_for_a_render_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kg html` writes graph.html under the lock a detached render holds: one writer (it wrote around it)."""
+    monkeypatch.setenv("KG_HTML", "off")
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "A.md").write_text("---\nsummary: a\n---\nsee [[B]]\n")
+    run(vault_scope(vault))
+    out = vault / "kg-out"
+    env = {**os.environ, "KG_HTML": "off"}
+    running = FileLock(str(out / ".html.lock"))
+    running.acquire()  # stands for a render in progress
+    try:
+        page = subprocess.Popen([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "html", "--vault", str(vault)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        time.sleep(3)
+        assert page.poll() is None, "kg html wrote graph.html while a render held the page's lock"
+        assert not (out / "graph.html").exists()
+    finally:
+        running.release()
+    assert page.wait(timeout=60) == 0, page.stderr.read().decode()
+    assert (out / "graph.html").read_text() == render_html(load_json(out / "graph.json"))

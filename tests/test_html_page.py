@@ -83,8 +83,7 @@ def test_payload_is_faithful_to_graph_json(graph: dict[str, Any]) -> None:
         assert math.isfinite(nodes["x"][i]) and math.isfinite(nodes["y"][i])
     edges = payload["edges"]
     assert len(edges["s"]) == len(graph["edges"])
-    seen = sorted((nodes["id"][s], nodes["id"][t], payload["relations"][r], payload["confidences"][c])
-                  for s, t, r, c in zip(edges["s"], edges["t"], edges["rel"], edges["conf"]))
+    seen = sorted((nodes["id"][s], nodes["id"][t], payload["relations"][r], payload["confidences"][c]) for s, t, r, c in zip(edges["s"], edges["t"], edges["rel"], edges["conf"]))
     want = sorted((e["source"], e["target"], e["relation"], e["confidence"]) for e in graph["edges"])
     assert seen == want
     gods = [nodes["id"][i] for i in payload["god_nodes"]]
@@ -106,10 +105,13 @@ def test_layout_keeps_communities_together_and_nodes_apart(graph: dict[str, Any]
 
 
 def test_missing_optional_fields_still_render() -> None:
-    bare = {"directed": True, "multigraph": True, "graph": {},
-            "nodes": [{"id": "a"}, {"id": "b", "kind": "note", "community": 0},
-                      {"id": "c", "label": None, "tags": None}],
-            "edges": [{"source": "a", "target": "b"}, {"source": "a", "target": "gone"}]}
+    bare = {
+        "directed": True,
+        "multigraph": True,
+        "graph": {},
+        "nodes": [{"id": "a"}, {"id": "b", "kind": "note", "community": 0}, {"id": "c", "label": None, "tags": None}],
+        "edges": [{"source": "a", "target": "b"}, {"source": "a", "target": "gone"}],
+    }
     payload = build_payload(bare)
     assert payload["nodes"]["id"] == ["a", "b", "c"]
     assert payload["relations"] == ["related"] and len(payload["edges"]["s"]) == 1

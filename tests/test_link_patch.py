@@ -1,4 +1,4 @@
-"""The one-note link-edit patch (vault_kg/link_patch.py): an edit that changes only a note's links
+"""The one-note link-edit patch (vault_kg/update/link_patch.py): an edit that changes only a note's links
 is patched into the last graph without loading every extraction, and leaves exactly the bytes a
 from-scratch build writes; edits it cannot patch take the whole route. Its speed is measured in
 bench/agent_bench.py and bench/update_phases.py."""
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_kg import link_patch
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update import link_patch
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
 
@@ -48,23 +48,26 @@ def _built(tmp_path: Path) -> Path:
     return vault
 
 
-@pytest.mark.parametrize("edit", [
-    lambda t: t + "\nsee also [[Note 9]]\n",  # a new link to a note
-    lambda t: t + "\nand [[n12]], by alias\n",  # a new link by alias
-    lambda t: t.replace("[[Note 13]]", "[[Note 14]]", 1),  # a link that now points at another note
-    lambda t: t.replace("[[Note 13]] ", "", 1) + "\n[[Note 13]]\n",  # a link moved to another line
-    lambda t: t.replace("---\n[[", "---\n[[Linker]] [[", 1),  # a second link on the first line
-    lambda t: t + "\nsee [[Nowhere yet]]\n",  # a dangling target no note named: a new node
-    lambda t: t + "\nsee [[Missing 1]]\n",  # a dangling target other notes name: one more referrer
-    lambda t: t.replace("[[Missing 2]]", "[[Note 2]]", 1),  # a link to a dangling target retargeted: one referrer fewer
-    lambda t: t + "\nsee [[Headed#Alpha]]\n",  # a section no link reached before: a new node under its note
-    lambda t: t + "\nand [[Headed#Beta]]\n",  # a section another note already names
-    lambda t: t + "\nnow #topic/t1 too\n",  # a tag other notes use
-    lambda t: t + "\nnow #brand/new/tag\n",  # a tag no note used, under parents no note used
-    lambda t: t + "\nnow #topic/t0/deeper\n",  # a tag under a tag other notes use
-    lambda t: t.replace("tags: [topic/t0]", "tags: [convention/style]", 1),  # the only frontmatter tag replaced: brief.json lists it
-    lambda t: t.replace(" #inline/t0", "", 1),  # a tag the note stops using
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t + "\nsee also [[Note 9]]\n",  # a new link to a note
+        lambda t: t + "\nand [[n12]], by alias\n",  # a new link by alias
+        lambda t: t.replace("[[Note 13]]", "[[Note 14]]", 1),  # a link that now points at another note
+        lambda t: t.replace("[[Note 13]] ", "", 1) + "\n[[Note 13]]\n",  # a link moved to another line
+        lambda t: t.replace("---\n[[", "---\n[[Linker]] [[", 1),  # a second link on the first line
+        lambda t: t + "\nsee [[Nowhere yet]]\n",  # a dangling target no note named: a new node
+        lambda t: t + "\nsee [[Missing 1]]\n",  # a dangling target other notes name: one more referrer
+        lambda t: t.replace("[[Missing 2]]", "[[Note 2]]", 1),  # a link to a dangling target retargeted: one referrer fewer
+        lambda t: t + "\nsee [[Headed#Alpha]]\n",  # a section no link reached before: a new node under its note
+        lambda t: t + "\nand [[Headed#Beta]]\n",  # a section another note already names
+        lambda t: t + "\nnow #topic/t1 too\n",  # a tag other notes use
+        lambda t: t + "\nnow #brand/new/tag\n",  # a tag no note used, under parents no note used
+        lambda t: t + "\nnow #topic/t0/deeper\n",  # a tag under a tag other notes use
+        lambda t: t.replace("tags: [topic/t0]", "tags: [convention/style]", 1),  # the only frontmatter tag replaced: brief.json lists it
+        lambda t: t.replace(" #inline/t0", "", 1),  # a tag the note stops using
+    ],
+)
 def test_a_link_edit_is_patched_without_loading_other_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit) -> None:  # type: ignore[no-untyped-def]
     vault = _built(tmp_path)
     note = vault / "Note 6.md"
@@ -124,10 +127,13 @@ def _append_then_update(vault: Path, note: Path, text: str) -> None:
     run(vault_scope(vault), paths=[note])
 
 
-@pytest.mark.parametrize("edit", [
-    "\n## A new heading\n",  # a heading others may link to
-    "\nnow [[Headed#Alpha]]\n## A new heading\n",  # a new link, and a heading
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "\n## A new heading\n",  # a heading others may link to
+        "\nnow [[Headed#Alpha]]\n## A new heading\n",  # a new link, and a heading
+    ],
+)
 def test_an_edit_that_changes_nodes_takes_the_whole_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
     vault = _built(tmp_path)
     note = vault / "Note 6.md"
@@ -138,11 +144,14 @@ def test_an_edit_that_changes_nodes_takes_the_whole_route(tmp_path: Path, monkey
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 
-@pytest.mark.parametrize("edit", [
-    ("aliases: [n7]", "aliases: [n7, Missing 1]"),  # an alias other notes' dangling links name: they now find this note
-    ("aliases: [n7]", "aliases: [seven]"),  # an alias dropped (Note 4 links by it) and one no link names
-    ("aliases: [n7]", "aliases: [n7, N7]"),  # the same alias twice: links by it are now ambiguous
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("aliases: [n7]", "aliases: [n7, Missing 1]"),  # an alias other notes' dangling links name: they now find this note
+        ("aliases: [n7]", "aliases: [seven]"),  # an alias dropped (Note 4 links by it) and one no link names
+        ("aliases: [n7]", "aliases: [n7, N7]"),  # the same alias twice: links by it are now ambiguous
+    ],
+)
 def test_an_alias_edit_is_patched(tmp_path: Path, edit: tuple[str, str]) -> None:
     vault = _built(tmp_path)
     (vault / "Note 4.md").write_text((vault / "Note 4.md").read_text() + "\nby alias [[n7]] and [[n7#Part 1]]\n")
@@ -173,7 +182,7 @@ def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> N
     """Back-to-back hook updates (the background clustering not run yet) take the link patch,
     prose edits too (the prose patch keeps the last communities, which are due again); once
     clustered, the graph is a fresh build's."""
-    from vault_kg.ranking import deferring_communities
+    from vault_kg.update.run_state import COMMUNITIES, RunSettings
 
     vault = _built(tmp_path)
     for i, (name, text) in enumerate([("Note 6.md", "see [[Note 10]]"), ("Note 8.md", "see [[Nowhere]] #topic/t2"), ("Note 6.md", "prose only"), ("Note 6.md", "")]):
@@ -182,8 +191,8 @@ def test_edits_while_the_hooks_clustering_waits_are_patched(tmp_path: Path) -> N
             note.write_text(note.read_text() + f"\n{text}\n")
         else:
             note.touch()  # the same bytes: the whole route decides
-        with whole_route_loads() as loads, deferring_communities():
-            result = run(vault_scope(vault), paths=[note])
+        with whole_route_loads() as loads:
+            result = run(vault_scope(vault), paths=[note], settings=RunSettings(defer=COMMUNITIES))
         assert loads == ([1] if not text else []), i
         assert result.extra.get("communities") == "deferred", i
     run(vault_scope(vault))  # what the hook's background job settles
@@ -196,10 +205,10 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
     """Links added, removed and retargeted at random (to notes, aliases, sections, blocks,
     dangling targets), tags added, nested, renamed and dropped, mixed with prose edits, each
     compared with a fresh build (artifacts and query tables). `hook`: as the PostToolUse hook
-    runs them (ranks and artifacts deferred, `vault_kg.owed`), with its background job run after
+    runs them (ranks and artifacts deferred, `vault_kg.update.deferred_work`), with its background job run after
     every third edit, before the comparison."""
-    from vault_kg import cluster_job
-    from vault_kg.ranking import deferring_whole_graph
+    from vault_kg.jobs import clustering as cluster_job
+    from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
 
     vault = _vault(tmp_path / "v")
     run(vault_scope(vault))
@@ -232,8 +241,7 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
         note = rng.choice(notes)
         note.write_text(rng.choice(edits)(note.read_text()))
         if hook:  # two edits in three land before the job runs: deferred work piles up
-            with deferring_whole_graph():
-                run(vault_scope(vault), paths=[note])
+            run(vault_scope(vault), paths=[note], settings=RunSettings(defer=WHOLE_GRAPH))
             if step % 3 != 2:
                 continue
             assert cluster_job.settle(vault_scope(vault))

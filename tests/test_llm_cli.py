@@ -9,7 +9,7 @@ from llm_notes import MODEL
 from ollama_fake import FakeOllama, closed_port_url
 from typer.testing import CliRunner
 
-from vault_kg.commands.llm import register
+from vault_kg.cli.commands.llm import register
 from vault_kg.core.errors import KgError
 
 

@@ -45,8 +45,12 @@ def test_llm_graph_nodes_and_edges() -> None:
     nodes, edges = llm_graph("services/payments-api.md", "note:services/payments-api.md", _result().to_dict(), index)
     assert set(nodes) == {"entity:payments-worker", "entity:postgres", "entity:pulsar"}  # never merged with payments-api
     assert nodes["entity:postgres"] == {
-        "kind": "entity", "label": "Postgres", "entity_type": "tool",
-        "source": "services/payments-api.md", "sources": ["services/payments-api.md"], "aliases": [],
+        "kind": "entity",
+        "label": "Postgres",
+        "entity_type": "tool",
+        "source": "services/payments-api.md",
+        "sources": ["services/payments-api.md"],
+        "aliases": [],
     }
     mentions = {e["target"]: e for e in edges if e["relation"] == MENTIONS}
     assert "note:services/payments-api.md" not in mentions  # no self-mention

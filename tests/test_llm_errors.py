@@ -44,9 +44,7 @@ def test_ollama_down_says_run_ollama_serve(tmp_path: Path) -> None:
 def test_model_missing_says_pull_and_never_pulls(tmp_path: Path) -> None:
     with FakeOllama(models={"llama3.1:8b": DIGEST_A}) as fake:
         extractor = _extractor(fake.url, tmp_path)
-        assert extractor.preflight() == (
-            f"model '{MODEL}' is not available in Ollama at {fake.url}: run `ollama pull {MODEL}`"
-        )
+        assert extractor.preflight() == (f"model '{MODEL}' is not available in Ollama at {fake.url}: run `ollama pull {MODEL}`")
         _assert_pending(_run(extractor), tmp_path, f"run `ollama pull {MODEL}`")
         assert fake.chat_calls == 0 and "/api/pull" not in fake.paths
 

@@ -12,8 +12,17 @@ from ollama_fake import FakeOllama
 
 from extract.llm_cache import LlmCache
 from extract.llm import (
-    ENTITY_TYPES, EXTRACTION_SCHEMA, MAX_ENTITIES, MAX_RELATIONS, NUM_PREDICT, RELATIONS, SEED, SYSTEM_PROMPT,
-    OllamaExtractor, largest_answer, plan_note,
+    ENTITY_TYPES,
+    EXTRACTION_SCHEMA,
+    MAX_ENTITIES,
+    MAX_RELATIONS,
+    NUM_PREDICT,
+    RELATIONS,
+    SEED,
+    SYSTEM_PROMPT,
+    OllamaExtractor,
+    largest_answer,
+    plan_note,
 )
 from vault_kg.core.model import AMBIGUOUS, EXTRACTED, INFERRED
 
@@ -208,10 +217,20 @@ def test_asking_whether_a_note_has_prose_agrees_with_planning_its_prompt() -> No
     from extract.llm_prompt import asks_the_model, plan_note
 
     texts = [
-        "", "---\nsummary: only frontmatter\n---\n", "```\ncode only\n```\n", "<!-- a comment -->\n",
-        "---\n", "# \n", "  \n#only/tag\n", "see https://example.com", "[](http://a.b)", "[[Link]]\n",
-        "---\nsummary: s\n---\n```\nfenced\n```\nprose after the fence\n", "~~~\nunclosed fence\nstill code\n",
-        BASIC, long_note(),
+        "",
+        "---\nsummary: only frontmatter\n---\n",
+        "```\ncode only\n```\n",
+        "<!-- a comment -->\n",
+        "---\n",
+        "# \n",
+        "  \n#only/tag\n",
+        "see https://example.com",
+        "[](http://a.b)",
+        "[[Link]]\n",
+        "---\nsummary: s\n---\n```\nfenced\n```\nprose after the fence\n",
+        "~~~\nunclosed fence\nstill code\n",
+        BASIC,
+        long_note(),
     ]
     answers = [asks_the_model(t) for t in texts]
     assert answers == [bool(plan_note("T", t).prompts) for t in texts]

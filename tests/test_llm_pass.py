@@ -13,11 +13,11 @@ import pytest
 from llm_notes import BASIC
 from ollama_fake import FakeOllama, closed_port_url
 
-from vault_kg import llm_worker
+from vault_kg.jobs import model_worker as llm_worker
 from vault_kg.core import model as m
 from vault_kg.core.config import load_config
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 OTHER = "---\nsummary: Semrush notes.\ntags: [tool/semrush, scope/global]\n---\n# Semrush\n\nKeyword research tool.\n"
 

@@ -13,11 +13,11 @@ from extract.llm_prompt import prose_lines
 from extract.relation_types import canonical_relation, fit, type_from_name, type_from_tags
 from extract.stated_relations import stated_relations
 from extract.verify import verify_extraction
-from vault_kg import llm_worker
+from vault_kg.jobs import model_worker as llm_worker
 from vault_kg.core import model as m
 from vault_kg.core.config import load_config
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 
 @pytest.mark.parametrize(
@@ -50,8 +50,7 @@ def test_types_from_tags_and_names() -> None:
     assert type_from_tags(["person", "scope/seo"], ["Maria Chen"]) == "person"
     assert type_from_tags(["client/acme", "scope/seo"], ["Acme Corp", "Acme"]) == "client"
     assert type_from_tags(["meeting", "client/globex"], ["2025-05-12 Globex kickoff"]) is None, "a tag about another thing"
-    assert [type_from_name(n) for n in ("Discovery team", "revenue squad", "payments-api", "Stripe API", "search-service", "Kafka")] == [
-        "team", "team", "api", "api", "service", None]
+    assert [type_from_name(n) for n in ("Discovery team", "revenue squad", "payments-api", "Stripe API", "search-service", "Kafka")] == ["team", "team", "api", "api", "service", None]
 
 
 NOTE = """---
@@ -122,11 +121,16 @@ def _verify(lines, relations, entities=(), subject=("Globex",), subject_type=Non
 
 def test_subject_relations_without_a_pronoun_are_inferred() -> None:
     lines = {3: "Globex sells electronics.", 5: "[[Maria Chen]] runs the SEO account.", 6: "Storefront on Magento, not on Shopify."}
-    _, rels = _verify(lines, [{"source": "Globex", "relation": "works_on", "target": "Maria Chen", "line": 5},
-                              {"source": "Globex", "relation": "uses", "target": "Magento", "line": 3},
-                              {"source": "Globex", "relation": "uses", "target": "Shopify", "line": 6}],
-                      entities=[{"name": "Maria Chen", "type": "person"}, {"name": "Magento", "type": "tool"}, {"name": "Shopify", "type": "tool"}],
-                      subject_type="client")
+    _, rels = _verify(
+        lines,
+        [
+            {"source": "Globex", "relation": "works_on", "target": "Maria Chen", "line": 5},
+            {"source": "Globex", "relation": "uses", "target": "Magento", "line": 3},
+            {"source": "Globex", "relation": "uses", "target": "Shopify", "line": 6},
+        ],
+        entities=[{"name": "Maria Chen", "type": "person"}, {"name": "Magento", "type": "tool"}, {"name": "Shopify", "type": "tool"}],
+        subject_type="client",
+    )
     by_target = {r["target"]: r for r in rels if r["source"] != "Maria Chen"} | {r["source"]: r for r in rels if r["source"] == "Maria Chen"}
     maria = by_target["Maria Chen"]
     assert (maria["source"], maria["relation"], maria["target"], maria["confidence"], maria["score"]) == ("Maria Chen", "works_on", "Globex", m.INFERRED, 0.5)
@@ -137,9 +141,14 @@ def test_subject_relations_without_a_pronoun_are_inferred() -> None:
 
 def test_passive_by_flips_a_subject_relation_and_one_relation_per_pair() -> None:
     lines = {4: "It is called by payments-api when a receipt goes out."}
-    _, rels = _verify(lines, [{"source": "notification-service", "relation": "uses", "target": "payments-api", "line": 4},
-                              {"source": "notification-service", "relation": "depends_on", "target": "payments-api", "line": 4}],
-                      subject=["notification-service"])
+    _, rels = _verify(
+        lines,
+        [
+            {"source": "notification-service", "relation": "uses", "target": "payments-api", "line": 4},
+            {"source": "notification-service", "relation": "depends_on", "target": "payments-api", "line": 4},
+        ],
+        subject=["notification-service"],
+    )
     assert len(rels) == 1, "one relation per pair of ends"
     assert (rels[0]["source"], rels[0]["target"]) == ("payments-api", "notification-service")
 
@@ -149,8 +158,9 @@ def test_a_relation_no_verb_fits_is_ambiguous() -> None:
     say so, and the relation is kept out of the EXTRACTED/INFERRED graph; a fitting one stays."""
     lines = {2: "Lena Novak leads the Platform team; Omar Haddad is the other member."}
     people = [{"name": "Lena Novak", "type": "person"}, {"name": "Omar Haddad", "type": "person"}, {"name": "Platform team", "type": "team"}]
-    _, rels = _verify(lines, [{"source": "Lena Novak", "relation": "depends_on", "target": "Omar Haddad", "line": 2},
-                              {"source": "Omar Haddad", "relation": "part_of", "target": "Platform team", "line": 2}], people)
+    _, rels = _verify(
+        lines, [{"source": "Lena Novak", "relation": "depends_on", "target": "Omar Haddad", "line": 2}, {"source": "Omar Haddad", "relation": "part_of", "target": "Platform team", "line": 2}], people
+    )
     verdict = {(r["source"], r["target"]): r for r in rels}
     assert verdict[("Lena Novak", "Omar Haddad")]["confidence"] == m.AMBIGUOUS
     assert verdict[("Lena Novak", "Omar Haddad")]["check"].endswith("no relation fits a person and a person")
@@ -253,13 +263,13 @@ def test_a_new_verifier_reverifies_stored_answers_without_a_call(answered, monke
     after = _graph(vault)
     assert result.extra["rederived_owners"] == "all"
     assert after["graph"]["counts"]["pending"] == 0
-    assert [e for e in after["edges"] if e.get("via") in ("llm", "stated")] == [e for e in before["edges"] if e.get("via") in ("llm", "stated")], \
+    assert [e for e in after["edges"] if e.get("via") in ("llm", "stated")] == [e for e in before["edges"] if e.get("via") in ("llm", "stated")], (
         "the same stored answers, verified again, give the same edges"
+    )
 
 
 def _stated_edges(vault: Path) -> set[tuple[str, str, str, str, str]]:
-    return {(e["source"], e["relation"], e["target"], e["confidence"], e["owner"])
-            for e in _graph(vault)["edges"] if e.get("via") == "stated" and e["relation"] != m.MENTIONS}
+    return {(e["source"], e["relation"], e["target"], e["confidence"], e["owner"]) for e in _graph(vault)["edges"] if e.get("via") == "stated" and e["relation"] != m.MENTIONS}
 
 
 def test_stated_relations_land_with_the_model_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -281,7 +291,9 @@ def test_stated_relations_land_with_the_model_off(tmp_path: Path, monkeypatch: p
     (vault / "Platform.md").write_text("---\naliases: [Platform team]\n---\n# Platform\n")
     run(vault_scope(vault), paths=[vault / "Kafka.md", vault / "Platform.md"])
     assert {(s, r, t) for s, r, t, _, _ in _stated_edges(vault)} == {
-        ("note:Platform.md", "owns", note), (note, "depends_on", "entity:postgres"), (note, "depends_on", "note:Kafka.md"),
+        ("note:Platform.md", "owns", note),
+        (note, "depends_on", "entity:postgres"),
+        (note, "depends_on", "note:Kafka.md"),
     }
     assert "entity:kafka" not in {n["id"] for n in _graph(vault)["nodes"]}, "no ghost entity once the note exists"
     assert artifacts(vault) == scratch(vault, tmp_path)
@@ -334,9 +346,28 @@ def test_the_gate_admits_every_heading_a_rule_reads() -> None:
     from extract.stated_relations import HEADINGS
 
     headings = [
-        "Dependencies", "Depends on", "Used by", "Owners", "Maintained by", "Who owns it", "Members", "Replaced by",
-        "Predecessors", "Integrations", "Stack", "What it talks to", "Tooling", "Notes", "History", "Overview",
-        "Ownership", "Owner's manual", "Tools and tips", "Downstream consumers", "Setup", "Integration tests",
+        "Dependencies",
+        "Depends on",
+        "Used by",
+        "Owners",
+        "Maintained by",
+        "Who owns it",
+        "Members",
+        "Replaced by",
+        "Predecessors",
+        "Integrations",
+        "Stack",
+        "What it talks to",
+        "Tooling",
+        "Notes",
+        "History",
+        "Overview",
+        "Ownership",
+        "Owner's manual",
+        "Tools and tips",
+        "Downstream consumers",
+        "Setup",
+        "Integration tests",
     ]
     for heading in headings:
         expected = any(pattern.search(heading) for pattern, _, _ in HEADINGS)

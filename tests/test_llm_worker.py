@@ -18,9 +18,9 @@ from conftest import kg_process
 from llm_notes import long_note
 from ollama_fake import FakeOllama
 
-from vault_kg import llm_worker
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.jobs import model_worker as llm_worker
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 NOTE = "---\nsummary: {n}\ntags: [topic/x]\n---\n# Note {n}\n\nNote {n} uses Tool{n} for its work.\n"
 
@@ -57,7 +57,7 @@ def wait_idle(out: Path, since: float, timeout: float = 180) -> None:
 
 
 def start_worker(vault: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "vault_kg.llm_worker", str(vault), str(vault / "kg-out")], stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "vault_kg.jobs.model_worker", str(vault), str(vault / "kg-out")], stderr=subprocess.PIPE, text=True)
 
 
 def pending(vault: Path) -> int:
@@ -229,8 +229,8 @@ def test_a_stale_note_is_answered_too(world: Path, monkeypatch: pytest.MonkeyPat
     waits for its answer: the worker's queue read only the notes marked pending, so such a note was
     never answered and `kg llm status` counted it pending for ever."""
     from vault_kg.core.config import load_config
-    from vault_kg.projects import add_project
-    from vault_kg.scopes import project_scope
+    from vault_kg.core.projects import add_project
+    from vault_kg.core.scopes import project_scope
 
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)

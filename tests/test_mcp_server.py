@@ -20,8 +20,24 @@ from conftest import EXAMPLE_VAULT, REPO, kg_process
 from mcp_client import SyncClient, start_server
 
 TOOLS = {
-    "query", "explain", "neighbors", "path", "god_nodes", "affected", "check", "recall", "remember", "brief",
-    "read_note", "list_notes", "append_note", "edit_note", "journal_add", "recent", "update", "lint",
+    "query",
+    "explain",
+    "neighbors",
+    "path",
+    "god_nodes",
+    "affected",
+    "check",
+    "recall",
+    "remember",
+    "brief",
+    "read_note",
+    "list_notes",
+    "append_note",
+    "edit_note",
+    "journal_add",
+    "recent",
+    "update",
+    "lint",
 }
 
 

@@ -62,7 +62,7 @@ def test_the_mcp_server_serves_it_as_stale(world: World) -> None:
 
     from fastmcp import Client
 
-    from vault_kg.mcp import build_server
+    from vault_kg.mcp.server import build_server
 
     async def ask() -> tuple[dict, dict, dict]:
         async with Client(build_server(world.vault)) as client:
@@ -97,8 +97,8 @@ def test_the_brief_lists_it_as_stale_and_not_as_central(world: World) -> None:
 
 
 def test_a_view_the_server_keeps_open_checks_again_on_each_call(world: World) -> None:
-    from vault_kg.mcp import ViewCache
-    from vault_kg.scopes import vault_scope
+    from vault_kg.mcp.server import ViewCache
+    from vault_kg.core.scopes import vault_scope
 
     views = ViewCache()
     scope = vault_scope(world.vault)

@@ -5,17 +5,16 @@ date) on the library, the CLI and the MCP tool."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from anchor_helpers import kg
-from vault_kg.memory_kinds import Filters, is_episodic, make_filters
+from vault_kg.core.memory_kinds import Filters, is_episodic, make_filters
 from vault_kg.core.errors import KgError
-from vault_kg.graphview import load_view
-from vault_kg import query as q
-from vault_kg.scopes import vault_scope
+from vault_kg.query.graph_view import load_view
+from vault_kg.query import verbs as q
+from vault_kg.core.scopes import vault_scope
 
 
 def _note(path: Path, text: str) -> None:
@@ -107,7 +106,7 @@ def test_the_mcp_query_tool_takes_the_filters(vault: Path) -> None:
 
     from fastmcp import Client
 
-    from vault_kg.mcp import build_server
+    from vault_kg.mcp.server import build_server
 
     async def ask() -> tuple[dict, dict]:
         async with Client(build_server(vault)) as client:

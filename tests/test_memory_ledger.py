@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from anchor_helpers import World, anchor, kg, make_world, note, settle
-from vault_kg import recall_log
+from vault_kg.memory import recall_log
 
 
 @pytest.fixture
@@ -18,10 +18,10 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     w = make_world(tmp_path)
     w.write_note("notes/Get.md", note("get returns url startswith http", "# Get\n\nGet returns whether the url startswith http."))
     w.write_note("notes/Close.md", note("close returns none", "# Close\n\nClose returns None."))
-    anchor(w, "notes/Retry.md", "src/retry.py::Client.fetch")   # says more: "retry", "three"
-    anchor(w, "notes/Backoff.md", "src/retry.py::backoff")     # says more: "exponential"
-    anchor(w, "notes/Get.md", "src/retry.py::Client.get")      # 5 of 6 words in the code
-    anchor(w, "notes/Close.md", "src/retry.py::Other.close")   # all its words in the code
+    anchor(w, "notes/Retry.md", "src/retry.py::Client.fetch")  # says more: "retry", "three"
+    anchor(w, "notes/Backoff.md", "src/retry.py::backoff")  # says more: "exponential"
+    anchor(w, "notes/Get.md", "src/retry.py::Client.get")  # 5 of 6 words in the code
+    anchor(w, "notes/Close.md", "src/retry.py::Other.close")  # all its words in the code
     settle(w)
     code, _, err = kg("build", "--vault", str(w.vault))
     assert code == 0, err
@@ -64,7 +64,7 @@ def test_a_query_surfaces_its_vault_hits(world: World) -> None:
 
 
 def test_code_that_moved_on_no_longer_says_it(world: World) -> None:
-    world.edit("src/retry.py", 'return None', 'raise RuntimeError("closed twice")')
+    world.edit("src/retry.py", "return None", 'raise RuntimeError("closed twice")')
     assert "notes/Close.md" in quadrants(world)["dormant"]
 
 

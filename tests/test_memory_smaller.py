@@ -68,3 +68,11 @@ def test_obsidian_excluded_files_are_not_read(world: World) -> None:
     code, _, err = kg("update", "--vault", str(world.vault))
     code, out, _ = kg("query", "zanzibar", "--vault", str(world.vault), "--json")
     assert {h["source"] for h in json.loads(out)["hits"]} == {"notes/Kept.md", "archive/Old Retry.md", "drafts/Sketch.excalidraw.md"}
+
+
+def test_the_front_door_reads_the_notes_of_the_vault_it_is_given(world: World) -> None:
+    """`api.affected(..., vault=V)` lists V's anchored notes, as `kg affected --vault V` does (it read the configured vault's)."""
+    from vault_kg import api
+
+    answer = api.affected("src/retry.py::Client.fetch", scope="demo", vault=world.vault)
+    assert [n["id"] for n in answer["notes"]] == ["note:notes/Retry.md"]

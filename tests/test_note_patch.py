@@ -1,4 +1,4 @@
-"""The one-note prose-edit patch (vault_kg/note_patch.py): it takes only the edits it can patch,
+"""The one-note prose-edit patch (vault_kg/update/prose_patch.py): it takes only the edits it can patch,
 reads only the edited note, and leaves exactly the bytes the whole route and a from-scratch build
 write. Its speed is measured in bench/agent_bench.py."""
 
@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from vault_kg import anchor_dates, anchor_pass
-from vault_kg.cache import ScopeCache
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.anchors import dates as anchor_dates
+from vault_kg.anchors import build_pass as anchor_pass
+from vault_kg.storage.cache import ScopeCache
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 from conftest import hook_modules
 from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
@@ -42,6 +43,7 @@ def _built(tmp_path: Path) -> Path:
 
 def _whole_route_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the run if it loads every extraction (what the whole route does first)."""
+
     def refuse(self: ScopeCache) -> None:
         raise AssertionError("the whole route ran: every extraction was loaded")
 
@@ -68,7 +70,7 @@ def test_a_prose_edit_is_patched_without_loading_other_notes(tmp_path: Path, mon
 
 
 def test_the_patched_note_is_found_by_its_new_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vault_kg.cache import GraphReader
+    from vault_kg.storage.cache import GraphReader
 
     vault = _built(tmp_path)
     note = vault / "Note 5.md"
@@ -96,10 +98,13 @@ def test_the_patched_note_is_found_by_its_new_words(tmp_path: Path, monkeypatch:
     assert end_line() == before + 2
 
 
-@pytest.mark.parametrize("edit", [
-    "\n## A new heading\n",  # a heading others may link to (links, tags and aliases: tests/test_link_patch.py)
-    "\nsee also [[Note 9]]\n## A new heading\n",  # a new link and a heading
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "\n## A new heading\n",  # a heading others may link to (links, tags and aliases: tests/test_link_patch.py)
+        "\nsee also [[Note 9]]\n## A new heading\n",  # a new link and a heading
+    ],
+)
 def test_an_edit_beyond_prose_takes_the_whole_route(tmp_path: Path, edit: str) -> None:
     vault = _built(tmp_path)
     note = vault / "Note 6.md"
@@ -198,11 +203,11 @@ def test_the_hook_on_a_prose_edit_imports_nothing_heavy(tmp_path: Path) -> None:
     vault = _vault(tmp_path / "v")
     (tmp_path / "config.toml").write_text(f'vault = "{vault}"\n[projects]\n')
     env = {k: v for k, v in os.environ.items() if k != "KG_VAULT"}
-    subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "build"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "build"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=300)
     note = vault / "Note 3.md"
     _append(note, "\nprose only\n")
     modules = hook_modules(note, ROOT, env)
-    assert not set(HEAVY) & modules and "vault_kg.note_patch" in modules, sorted(set(HEAVY) & modules)
+    assert not set(HEAVY) & modules and "vault_kg.update.prose_patch" in modules, sorted(set(HEAVY) & modules)
     assert artifacts(vault) == scratch(vault, tmp_path)
 
 
@@ -211,7 +216,7 @@ def test_random_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeyp
     mixed with edits the patch must refuse, each compared with a fresh build."""
     import random
 
-    from vault_kg import note_patch
+    from vault_kg.update import prose_patch as note_patch
 
     vault = _vault(tmp_path / "v")
     (vault / "Headed.md").write_text("---\nsummary: has sections\n---\n# Headed\n\n## Alpha\nalpha text ^blk\n\n## Beta\nbeta text\n")
@@ -222,7 +227,7 @@ def test_random_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeyp
     original = note_patch._record_note
 
     def counting(run_: object, new: object, graph: object, changed: bool) -> None:
-        patched.append(getattr(new, "source"))
+        patched.append(new.source)
         original(run_, new, graph, changed)  # type: ignore[arg-type]
 
     monkeypatch.setattr(note_patch, "_record_note", counting)

@@ -137,8 +137,15 @@ def test_the_note_index_is_the_lookup_tables_the_rules_describe() -> None:
         return [by_path, by_stem, by_alias]
 
     aliases = {
-        "Alpha.md": ["A", "first"], "area/Alpha.md": ["a"], "Area/BETA.MD": [], "deep/er/Gamma.md": ["Γ", "gamma"],
-        "win\\path\\Note.md": [], " padded .md": ["x"], "İstanbul.md": ["City"], "notes/readme": [], "x.md.md": [],
+        "Alpha.md": ["A", "first"],
+        "area/Alpha.md": ["a"],
+        "Area/BETA.MD": [],
+        "deep/er/Gamma.md": ["Γ", "gamma"],
+        "win\\path\\Note.md": [],
+        " padded .md": ["x"],
+        "İstanbul.md": ["City"],
+        "notes/readme": [],
+        "x.md.md": [],
     }
     exts = {rel: extract_note(rel, ("---\naliases: [" + ", ".join(names) + "]\n---\ntext\n").encode()) for rel, names in aliases.items()}
     for index, expected in ((NoteIndex({}, aliases), tables(aliases)), (NoteIndex(exts), tables({r: e.hot("aliases", []) for r, e in exts.items()}))):

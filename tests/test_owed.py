@@ -1,4 +1,4 @@
-"""A hook's link edit leaves ranks and artifacts to the background job (vault_kg/owed.py): the
+"""A hook's link edit leaves ranks and artifacts to the background job (vault_kg/update/deferred_work.py): the
 query tables hold the edit at once, graph.json keeps showing the last ranked graph, and once the
 job (or any other update) has run, everything equals a from-scratch build. The hook's speed is
 measured in bench/agent_bench.py."""
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from vault_kg import cluster_job
-from vault_kg.engine import run
-from vault_kg.owed import owed_owners
-from vault_kg.quick_update import probe
-from vault_kg.ranking import deferring_communities, deferring_whole_graph
-from vault_kg.scopes import vault_scope
+from vault_kg.jobs import clustering as cluster_job
+from vault_kg.update.engine import run
+from vault_kg.update.deferred_work import owed_owners
+from vault_kg.cli.noop_update import probe
+from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
+from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, isolated_env, numbered_notes, scratch, whole_route_loads
 
@@ -52,7 +52,7 @@ def _rows(vault: Path, ranked: bool) -> dict[str, list[tuple[object, ...]]]:
 
 
 def _cache_of(vault: Path) -> object:
-    from vault_kg.cache import ScopeCache
+    from vault_kg.storage.cache import ScopeCache
 
     return ScopeCache(vault / "kg-out" / "cache" / "index.sqlite")
 
@@ -66,18 +66,21 @@ def _owed(vault: Path) -> list[str] | None:
 
 
 def _hook(vault: Path, note: Path) -> object:
-    with whole_route_loads() as loads, deferring_whole_graph():
-        result = run(vault_scope(vault), paths=[note])
+    with whole_route_loads() as loads:
+        result = run(vault_scope(vault), paths=[note], settings=RunSettings(defer=WHOLE_GRAPH))
     assert loads == [], "the hook loaded every extraction"
     return result
 
 
-@pytest.mark.parametrize("line", [
-    "see also [[Note 9]]",  # a new link
-    "see [[Nowhere yet]]",  # a dangling target no note named: a new node
-    "see [[Headed#Alpha]]",  # a section no link reached: a new node and a derived edge under Headed
-    "now #brand/new/tag",  # a tag no note used, with its parent
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "see also [[Note 9]]",  # a new link
+        "see [[Nowhere yet]]",  # a dangling target no note named: a new node
+        "see [[Headed#Alpha]]",  # a section no link reached: a new node and a derived edge under Headed
+        "now #brand/new/tag",  # a tag no note used, with its parent
+    ],
+)
 def test_a_hooks_link_edit_stores_the_edit_and_leaves_ranks_and_artifacts_to_the_job(tmp_path: Path, line: str) -> None:
     vault = _built(tmp_path)
     before = artifacts(vault)
@@ -139,16 +142,14 @@ def test_a_whole_route_update_folds_in_what_a_hook_left(tmp_path: Path) -> None:
 def test_the_job_refuses_to_install_communities_while_ranks_are_owed(tmp_path: Path) -> None:
     """The race the job runs off the lock: it snapshots the graph and clusters it, and an edit a
     hook stores meanwhile must keep that partition out (its ranks would describe an older graph)."""
-    from vault_kg import rank
-    from vault_kg.owed import clustering_next
+    from vault_kg.update import centrality as rank
 
     vault = _built(tmp_path)
     scope = vault_scope(vault)
     note = vault / "Note 4.md"
     note.write_text(note.read_text() + "\nsee [[Note 5]]\n")
     _hook(vault, note)
-    with deferring_communities(), clustering_next():  # what the job does first
-        run(scope, paths=[])
+    run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES, clustering_next=True))  # what the job does first
     found = cluster_job.snapshot(scope.out)
     assert found is not None  # the communities are behind the ranked graph
     clustered = rank.communities(found[1], found[2], found[3])
@@ -165,9 +166,9 @@ def test_a_hook_process_for_a_link_edit_imports_no_numpy(tmp_path: Path) -> None
     note = vault / "Note 9.md"
     note.write_text(note.read_text() + "\nand a link to [[Note 12]]\n")
     code = (
-        "import sys\nfrom pathlib import Path\nfrom vault_kg.engine import run\nfrom vault_kg.ranking import deferring_whole_graph\n"
-        "from vault_kg.scopes import vault_scope\n"
-        "with deferring_whole_graph():\n    result = run(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])])\n"
+        "import sys\nfrom pathlib import Path\nfrom vault_kg.update.engine import run\nfrom vault_kg.update.run_state import WHOLE_GRAPH, RunSettings\n"
+        "from vault_kg.core.scopes import vault_scope\n"
+        "result = run(vault_scope(Path(sys.argv[1])), paths=[Path(sys.argv[2])], settings=RunSettings(defer=WHOLE_GRAPH))\n"
         "print('DEFERRED', result.extra.get('whole_graph'), 'NUMPY', 'numpy' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code, str(vault), str(note)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120)
@@ -179,8 +180,7 @@ def test_a_hook_with_nothing_to_read_leaves_the_owed_work_to_the_job(tmp_path: P
     note = vault / "Note 2.md"
     note.write_text(note.read_text() + "\nsee [[Note 21]]\n")
     _hook(vault, note)
-    with deferring_whole_graph():
-        result = run(vault_scope(vault), paths=[vault / "Note 3.md"])  # not changed since the last run
+    result = run(vault_scope(vault), paths=[vault / "Note 3.md"], settings=RunSettings(defer=WHOLE_GRAPH))  # not changed since the last run
     assert "ranking" not in result.extra and _owed(vault) == ["Note 2.md"]
     assert result.nodes > 0
     assert cluster_job.settle(vault_scope(vault))
@@ -193,7 +193,7 @@ def test_the_hooks_background_job_finishes_the_work_and_says_what_it_cost(tmp_pa
     import json
     import time
 
-    from vault_kg.job_usage import jobs_in
+    from vault_kg.jobs.launcher import jobs_in
 
     vault = _built(tmp_path)
     before = artifacts(vault)
@@ -202,7 +202,9 @@ def test_the_hooks_background_job_finishes_the_work_and_says_what_it_cost(tmp_pa
     note = vault / "Note 11.md"
     note.write_text(note.read_text() + "\nsee [[Note 13]]\n")
     payload = {"session_id": "t", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(note)}}
-    done = subprocess.run([sys.executable, "-c", "from vault_kg.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "hook", "post-tool-use"], input=json.dumps(payload), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0 and not done.stderr, done.stderr
     log = vault / "kg-out" / "communities.log"
     deadline = time.monotonic() + 120

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from hooks.common import hook_env
-from vault_kg.cache import problem
+from vault_kg.storage.cache import problem
 from vault_kg.core.config import find_vault, load_config, resolve_vault
 from vault_kg.core.errors import KgError
-from vault_kg.place import cache_db, locate
-from vault_kg.scopes import detect_project, project_at
+from vault_kg.core.place import locate
+from vault_kg.storage.layout import cache_db
+from vault_kg.core.scopes import detect_project, project_at
 
 
 @pytest.fixture()
@@ -81,10 +82,16 @@ def test_a_hook_with_nothing_to_do_imports_nothing_heavy(tree: dict[str, Path], 
     import sys
 
     payload = {"cwd": str(tree["base"]), "tool_name": "Edit", "tool_input": {"file_path": str(tree["base"] / "elsewhere.py"), "old_string": "a", "new_string": "b"}}
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "from vault_kg.entry import main; main()", "hook", event],
-                          input=json.dumps(payload), capture_output=True, text=True, env={**os.environ}, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "from vault_kg.cli.entry import main; main()", "hook", event],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stdout == ""
     loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "vault_kg.place" in loaded or event == "pre-tool-use"
-    heavy = {"networkx", "yaml", "orjson", "sqlite3", "typer", "fastmcp", "pydantic", "vault_kg.engine", "vault_kg.cache", "vault_kg.cli"}
+    assert "vault_kg.core.place" in loaded or event == "pre-tool-use"
+    heavy = {"networkx", "yaml", "orjson", "sqlite3", "typer", "fastmcp", "pydantic", "vault_kg.update.engine", "vault_kg.storage.cache", "vault_kg.cli.app"}
     assert not heavy & loaded, sorted(heavy & loaded)

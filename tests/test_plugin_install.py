@@ -41,11 +41,17 @@ def home(tmp_path: Path) -> Path:
 
 def run(claude: str, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     scratch = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "KG_"))}
-    scratch.update({
-        "HOME": str(home), "PATH": path_without_kg(), "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "KG_OLLAMA": "off",
-        "KG_CONFIG": str(home / "kg-config.toml"),
-    })
+    scratch.update(
+        {
+            "HOME": str(home),
+            "PATH": path_without_kg(),
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "KG_OLLAMA": "off",
+            "KG_CONFIG": str(home / "kg-config.toml"),
+        }
+    )
     scratch.update(env)
     return subprocess.run([claude, *args], env=scratch, cwd=home, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
 

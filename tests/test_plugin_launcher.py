@@ -23,7 +23,7 @@ from fastmcp.client.transports import StdioTransport
 
 from conftest import REPO
 from hook_world import World, fake_kg, make_world, session_payload
-from hooks import reconcile
+from vault_kg.storage.layout import Layout
 from vault_kg import __version__
 
 HOOKS = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
@@ -44,7 +44,7 @@ def path_without_kg() -> str:
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     world = make_world(tmp_path_factory.mktemp("launch"))
     for root in (world.vault, world.project):
-        (root / "kg-out" / reconcile.DONE).write_text("fresh\n")
+        Layout(root / "kg-out").reconciled.write_text("fresh\n")
     # The config names the project but no vault: only the plugin option can point at it.
     world.config.write_text(f'[projects.payments]\npath = "{world.project}"\n', encoding="utf-8")
     return world
@@ -155,6 +155,7 @@ def test_a_kg_bin_that_is_not_a_program_gives_one_line(world: World, plugin: Pat
 
 def server_argv(plugin: Path) -> tuple[str, list[str], dict[str, str]]:
     """plugin.json's server entry as Claude Code expands it (no option set: empty strings)."""
+
     def expand(text: str, options: dict[str, str]) -> str:
         text = text.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
         return re.sub(r"\$\{user_config\.(\w+)\}", lambda m: options.get(m.group(1), ""), text)

@@ -9,11 +9,11 @@ import pytest
 
 from conftest import kg_process
 from extract.notes import extract_note
-from vault_kg import promote as p
-from vault_kg.engine import run
+from vault_kg.notes import promote as p
+from vault_kg.update.engine import run
 from vault_kg.core.errors import KgError
-from vault_kg.lint import check_note
-from vault_kg.scopes import vault_scope
+from vault_kg.notes.lint import check_note
+from vault_kg.core.scopes import vault_scope
 from vaultops_helpers import note, snapshot, write
 
 FACT = "Always send an idempotency key on every write to the payment provider."

@@ -36,15 +36,25 @@ from hypothesis import strategies as st
 
 from conftest import explore_budget
 from robust_corpus import (
-    ANCHOR_OPS, LINK_OPS, OPS, POLYGLOT_OPS, SIDE_OF, World, anchored_locators, apply_op, canonical, first_difference,
-    fresh_build, seed_world,
+    ANCHOR_OPS,
+    LINK_OPS,
+    OPS,
+    POLYGLOT_OPS,
+    SIDE_OF,
+    World,
+    anchored_locators,
+    apply_op,
+    canonical,
+    first_difference,
+    fresh_build,
+    seed_world,
 )
 from wikilink_oracle import differences, expected_edges, graph_edges
-from vault_kg import cluster_job
-from vault_kg.engine import run
-from vault_kg.projects import add_project
-from vault_kg.ranking import deferring_whole_graph
-from vault_kg.scopes import Scope, project_scope, vault_scope
+from vault_kg.jobs import clustering as cluster_job
+from vault_kg.update.engine import run
+from vault_kg.core.projects import add_project
+from vault_kg.update.run_state import WHOLE_GRAPH, RunSettings
+from vault_kg.core.scopes import Scope, project_scope, vault_scope
 
 FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # fsync-free: tests logic, not the disk
 SOAK_SECONDS = float(os.environ.get("KG_SOAK_SECONDS", "0") or 0)
@@ -92,8 +102,7 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
         touched = apply_op(world, op, side, random.Random(seed))
     scope, other = (vs, cs) if side == "vault" else (cs, vs)
     if MODES[mode] == "hook":  # what PostToolUse does, then what its background job does
-        with deferring_whole_graph():
-            run(scope, paths=update_args(scope, touched, mode))
+        run(scope, paths=update_args(scope, touched, mode), settings=RunSettings(defer=WHOLE_GRAPH))
         assert cluster_job.settle(scope), f"the background clustering did not settle after {step}"
     else:
         run(scope, paths=update_args(scope, touched, mode))
@@ -110,7 +119,7 @@ def check_step(world: World, vs: Scope, cs: Scope, step: Step, base: Path) -> No
 def answer(vs: Scope, stop_after: int | None = None) -> None:
     """The worker's loop, in-process: every pending note, or (`stop_after`) a drain stopped the way
     SIGTERM stops it (`kg llm stop`) once that many notes were answered; it merges what it has."""
-    from vault_kg import llm_worker
+    from vault_kg.jobs import model_worker as llm_worker
     from vault_kg.core.config import load_config
 
     class Stopping(llm_worker.Worker):
@@ -182,7 +191,20 @@ def fake_model():
 
 
 def test_model_answers_survive_renames_and_alias_changes(fake_model: str) -> None:
-    check_sequence(5, [("answer", "vault", 0, 0), ("rename", "vault", 1, 11), ("answer", "vault", 0, 0), ("alias_resolves", "vault", 0, 3), ("edit_frontmatter", "vault", 1, 4), ("answer", "vault", 0, 0), ("delete", "vault", 2, 9), ("restore", "vault", 0, 1)], model_url=fake_model)
+    check_sequence(
+        5,
+        [
+            ("answer", "vault", 0, 0),
+            ("rename", "vault", 1, 11),
+            ("answer", "vault", 0, 0),
+            ("alias_resolves", "vault", 0, 3),
+            ("edit_frontmatter", "vault", 1, 4),
+            ("answer", "vault", 0, 0),
+            ("delete", "vault", 2, 9),
+            ("restore", "vault", 0, 1),
+        ],
+        model_url=fake_model,
+    )
 
 
 # ------------------------------------------------------------------ shrunk counterexamples, replayed
@@ -262,10 +284,7 @@ def soak(seconds: float, max_steps: int = 12) -> dict[str, object]:
     divergences: list[str] = []
     while time.monotonic() < deadline:
         seed = master.randrange(2**20)
-        sequence = [
-            (master.choice(OPS), master.choice(["vault", "code"]), master.randrange(len(MODES)), master.randrange(2**20))
-            for _ in range(master.randint(1, max_steps))
-        ]
+        sequence = [(master.choice(OPS), master.choice(["vault", "code"]), master.randrange(len(MODES)), master.randrange(2**20)) for _ in range(master.randint(1, max_steps))]
         try:
             steps += check_sequence(seed, sequence, after_step=links_match_oracle)
         except AssertionError as exc:
@@ -330,8 +349,9 @@ extra_step = st.one_of(
 )
 
 
-@settings(max_examples=explore_budget(12), deadline=None, suppress_health_check=list(HealthCheck),
-          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])  # "explain" replays each failure ~100 times
+@settings(
+    max_examples=explore_budget(12), deadline=None, suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
+)  # "explain" replays each failure ~100 times
 @given(seed=st.integers(0, 2**20), steps=st.lists(extra_step, min_size=2, max_size=10))
 def test_other_languages_anchors_links_and_html_equal_from_scratch(seed: int, steps: list[Step]) -> None:
     """TS/JS/Go/Rust files, anchors with real hashes that go stale, link-rich notes, and graph.html
@@ -353,8 +373,12 @@ def test_a_matching_anchor_goes_stale_when_its_code_changes() -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KG_HTML", "inline")
         steps: list[Step] = [
-            ("poly_write", "code", 1, 3), ("poly_write", "code", 0, 4), ("anchor_real", "vault", 1, 5),
-            ("anchor_real", "vault", 0, 6), ("edit_anchored", "code", 1, 7), ("rich_create", "vault", 2, 8),
+            ("poly_write", "code", 1, 3),
+            ("poly_write", "code", 0, 4),
+            ("anchor_real", "vault", 1, 5),
+            ("anchor_real", "vault", 0, 6),
+            ("edit_anchored", "code", 1, 7),
+            ("rich_create", "vault", 2, 8),
         ]
         check_sequence(11, steps, after_step=record)
     assert any(s.startswith("edit_anchored:") for s in stale_seen), f"no anchored note went stale: {stale_seen}"

@@ -20,8 +20,8 @@ from fastmcp.client.transports import StdioTransport
 from conftest import EXAMPLE_VAULT, kg_process
 from dense_vault import write_dense_vault
 from test_mcp_server import SyncClient
-from vault_kg import query as q
-from vault_kg.scopes import resolve_scopes
+from vault_kg.query import verbs as q
+from vault_kg.core.scopes import resolve_scopes
 
 ENV = {"KG_OLLAMA": "off", "KG_VAULT": ""}
 QUESTIONS = {"example": "stripe webhook retries", "dense": "webhook retry"}
@@ -117,7 +117,7 @@ def dense_mcp(vaults: dict[str, Path], tmp_path_factory: pytest.TempPathFactory)
     config.write_text(f'vault = "{vaults["dense"]}"\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("KG_VAULT", "OLLAMA_HOST", "KG_MODEL")}
     env.update({"KG_CONFIG": str(config), "KG_OLLAMA": "off", "FASTMCP_LOG_LEVEL": "WARNING"})
-    transport = StdioTransport(sys.executable, ["-c", "from vault_kg.entry import main; main()", "mcp"], env=env, cwd=str(base))
+    transport = StdioTransport(sys.executable, ["-c", "from vault_kg.cli.entry import main; main()", "mcp"], env=env, cwd=str(base))
     client = SyncClient(transport)
     yield client
     client.close()

@@ -53,7 +53,7 @@ def make_vault(root: Path) -> Path:
     for i, path in enumerate(paths[::SUPERSEDED_EVERY]):
         successor = paths[(i * 11 + 5) % len(paths)].stem
         text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace("---\n", f"---\nsuperseded_by: \"[[{successor}]]\"\n", 1), encoding="utf-8")
+        path.write_text(text.replace("---\n", f'---\nsuperseded_by: "[[{successor}]]"\n', 1), encoding="utf-8")
     return vault
 
 
@@ -65,13 +65,21 @@ def build(vault: Path) -> None:
 
 
 def library_answer(vault: Path, case: dict[str, Any], view: Any = None) -> dict[str, Any]:
-    from vault_kg import query as q
-    from vault_kg.memory_kinds import make_filters
-    from vault_kg.scopes import resolve_scopes
+    from vault_kg.query import verbs as q
+    from vault_kg.core.memory_kinds import make_filters
+    from vault_kg.core.scopes import resolve_scopes
 
     filters = make_filters(case.get("tags"), case.get("folder"), case.get("kinds"))
-    return q.query(resolve_scopes(["vault"], vault), case["question"], case.get("budget", 1500), case.get("include_stale", False),
-                   case.get("depth", 2), as_of=case.get("as_of"), views=None if view is None else [view], filters=filters)
+    return q.query(
+        resolve_scopes(["vault"], vault),
+        case["question"],
+        case.get("budget", 1500),
+        case.get("include_stale", False),
+        case.get("depth", 2),
+        as_of=case.get("as_of"),
+        views=None if view is None else [view],
+        filters=filters,
+    )
 
 
 def mcp_arguments(case: dict[str, Any]) -> dict[str, Any]:
@@ -119,8 +127,9 @@ def test_views_sharing_what_they_read_answer_the_same(vault: Path, monkeypatch: 
     """Two views of one cache file sharing what they read (as a server's worker threads do), kept
     between questions whole or starting over every 40 rows and walk steps, answer each case as a
     view opened for it does."""
-    from vault_kg import graphview, kept_reads
-    from vault_kg.scopes import resolve_scopes
+    from vault_kg.query import graph_view as graphview
+    from vault_kg.query import shared_reads as kept_reads
+    from vault_kg.core.scopes import resolve_scopes
 
     if kept is not None:
         monkeypatch.setattr(kept_reads, "ROWS_KEPT", kept)

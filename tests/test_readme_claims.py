@@ -11,11 +11,12 @@ from pathlib import Path
 
 from conftest import kg_process
 from vault_kg.core import model as m
-from vault_kg.engine import run
-from vault_kg.graphview import load_view
-from vault_kg.query import god_nodes
-from vault_kg.scopes import Scope, vault_scope
-from vault_kg.core.store import Layout, scope_lock
+from vault_kg.update.engine import run
+from vault_kg.query.graph_view import load_view
+from vault_kg.query.verbs import god_nodes
+from vault_kg.core.scopes import Scope, vault_scope
+from vault_kg.storage.layout import Layout
+from vault_kg.core.store import scope_lock
 
 
 def graph(out: Path) -> dict:

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from conftest import kg_process
-from vault_kg import query as q
-from vault_kg.engine import run
-from vault_kg.graphview import load_view
-from vault_kg.projects import add_project
-from vault_kg.scopes import project_scope, vault_scope
+from vault_kg.query import verbs as q
+from vault_kg.update.engine import run
+from vault_kg.query.graph_view import load_view
+from vault_kg.core.projects import add_project
+from vault_kg.core.scopes import project_scope, vault_scope
 from vault_kg.core.secrets import find_secrets, redact
 
 _K = "EXAMPLE"
@@ -32,8 +32,10 @@ SECRETS: dict[str, tuple[str, str]] = {
     "aws-access-key": ("AKIA" + "Q7ZW3" + _K + "KEY9", "AKIA" + "Q7ZW3" + _K + "KEY9"),
     "aws-secret-key": ("aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY"),
     "gcp-service-account": (
-        '{"type": "service_account", "private_key_id": "a1b2", "private_key": "-----BEGIN ' + 'PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC'
-        + 'BKcwggSjAgEAAoIBAQC7\\n-----END ' + 'PRIVATE KEY-----\\n", "client_email": "svc@proj.iam.gserviceaccount.com"}',
+        '{"type": "service_account", "private_key_id": "a1b2", "private_key": "-----BEGIN '
+        + "PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
+        + "BKcwggSjAgEAAoIBAQC7\\n-----END "
+        + 'PRIVATE KEY-----\\n", "client_email": "svc@proj.iam.gserviceaccount.com"}',
         "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
     ),
     "gcp-api-key": ("AIza" + "SyD3x9" + "Q" * 29, "SyD3x9" + "Q" * 29),
@@ -96,9 +98,28 @@ def code_with(secret: str) -> str:
 
 
 TRANSCRIPT_LINES = [
-    {"type": "user", "message": {"role": "user", "content": "Deploy with " + SECRETS["aws-access-key"][0] + " and " + SECRETS["stripe-key"][0]}, "timestamp": "2025-03-11T09:02:00.000Z", "cwd": "/tmp"},
-    {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Using " + SECRETS["github-token"][0] + " and " + SECRETS["url-password"][0]}, {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/tmp/.env", "content": SECRETS["env-line"][0] + "\n" + SECRETS["private-key"][0]}}]}, "timestamp": "2025-03-11T09:03:00.000Z"},
-    {"type": "user", "message": {"role": "user", "content": "Also " + SECRETS["jwt"][0] + " " + SECRETS["slack-token"][0] + " " + SECRETS["gcp-service-account"][0]}, "timestamp": "2025-03-11T09:04:00.000Z"},
+    {
+        "type": "user",
+        "message": {"role": "user", "content": "Deploy with " + SECRETS["aws-access-key"][0] + " and " + SECRETS["stripe-key"][0]},
+        "timestamp": "2025-03-11T09:02:00.000Z",
+        "cwd": "/tmp",
+    },
+    {
+        "type": "assistant",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Using " + SECRETS["github-token"][0] + " and " + SECRETS["url-password"][0]},
+                {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/tmp/.env", "content": SECRETS["env-line"][0] + "\n" + SECRETS["private-key"][0]}},
+            ],
+        },
+        "timestamp": "2025-03-11T09:03:00.000Z",
+    },
+    {
+        "type": "user",
+        "message": {"role": "user", "content": "Also " + SECRETS["jwt"][0] + " " + SECRETS["slack-token"][0] + " " + SECRETS["gcp-service-account"][0]},
+        "timestamp": "2025-03-11T09:04:00.000Z",
+    },
 ]
 
 
@@ -131,7 +152,7 @@ def test_the_secret_list_is_recognised() -> None:
 def test_no_secret_reaches_any_artifact_or_answer(leaky: dict[str, Path]) -> None:
     from episodic.transcript import journal_session
 
-    vault, repo = leaky["vault"], leaky["repo"]
+    vault = leaky["vault"]
     entry = journal_session(vault, leaky["transcript"], project="deployer")
     journal = (vault / entry.file).read_text(encoding="utf-8")
     assert "Deploy with" in journal
@@ -196,7 +217,7 @@ def test_no_secret_in_hook_output(leaky: dict[str, Path]) -> None:
 def test_no_secret_in_mcp_answers(leaky: dict[str, Path]) -> None:
     from fastmcp import Client
 
-    from vault_kg.mcp import build_server
+    from vault_kg.mcp.server import build_server
 
     vault = leaky["vault"]
     run(vault_scope(vault))
@@ -240,7 +261,7 @@ def test_secrets_typed_as_tags_or_link_targets_never_become_ids(tmp_path: Path) 
     assert len(ID_SAFE) >= 8, sorted(ID_SAFE)
     vault = tmp_path / "vault"
     vault.mkdir()
-    for i, (name, (secret, _)) in enumerate(ID_SAFE.items()):
+    for i, (_name, (secret, _)) in enumerate(ID_SAFE.items()):
         (vault / f"n{i}.md").write_text(
             f"---\nsummary: note {i}\ntags: [project/{secret}, scope/global]\n---\n# N{i}\n\n#ref/{secret} and [[{secret}]] and [x]({secret}.md)\n",
             encoding="utf-8",
@@ -284,7 +305,7 @@ def test_hand_edited_journals_and_project_names_are_redacted_wherever_they_are_r
     mirror = vault / "kg-out" / "journal-index-src" / day.name
     assert_clean("the text the recall index holds", mirror.read_text(encoding="utf-8"))
     from hooks.common import HookEnv  # noqa: F401  (the hook reads the same day files)
-    from hooks.session_start import journal_lines
+    from vault_kg.memory.session_brief import journal_lines
 
     class Env:
         def __init__(self) -> None:
@@ -313,7 +334,7 @@ def _sync_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subfolder: str =
     ["latin-1", "utf-16", "over-5-mb", "binary-attachment"],
 )
 def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str) -> None:
-    from vault_kg import sync as sync_mod
+    from vault_kg.notes import sync as sync_mod
     from vault_kg.core.errors import KgError
     from vaultops_helpers import git
 
@@ -334,7 +355,7 @@ def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: py
 
 
 def test_sync_runs_the_users_pre_commit_hook_and_commits_only_the_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vault_kg import sync as sync_mod
+    from vault_kg.notes import sync as sync_mod
     from vault_kg.core.errors import KgError
     from vaultops_helpers import git
 
@@ -356,7 +377,7 @@ def test_sync_runs_the_users_pre_commit_hook_and_commits_only_the_vault(tmp_path
 
 def test_the_bundled_example_vault_passes_the_sync_gate() -> None:
     from conftest import EXAMPLE_VAULT
-    from vault_kg.sync import scan_file
+    from vault_kg.notes.sync import scan_file
 
     flagged = {p.relative_to(EXAMPLE_VAULT).as_posix(): kinds for p in EXAMPLE_VAULT.rglob("*") if p.is_file() and (kinds := scan_file(p))}
     assert flagged == {}

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import REPO, kg_process
-from vault_kg.mcp import build_server
+from vault_kg.mcp.server import build_server
 
 SKILLS = sorted((REPO / "skills").glob("*/SKILL.md"))
 _FRONTMATTER_RE = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import kg_process
 from episodic.journal import append_entry, parse_entries
-from vault_kg.journal_merge import merge_day
+from vault_kg.notes.journal_merge import merge_day
 
 DAY = datetime(2025, 3, 14, 9, 0)
 REL = "journal/2025-03-14.md"

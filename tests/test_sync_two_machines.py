@@ -12,7 +12,7 @@ import pytest
 
 from conftest import EXAMPLE_VAULT, kg_process
 from episodic.journal import append_entry, read_day
-from vault_kg import sync as sync_mod
+from vault_kg.notes import sync as sync_mod
 from vault_kg.core.errors import KgError
 from vaultops_helpers import git, graph_without_root, isolate_git, snapshot, write
 
@@ -136,7 +136,7 @@ def test_conflicting_edit_is_reported_and_nothing_is_lost(machines: tuple[Path, 
     write(vps, rel, resolved)
     cont = subprocess.run(["bash", "-c", report["continue_command"] + " --json"], capture_output=True, text=True)
     assert cont.returncode == 0, cont.stderr
-    assert json.loads(cont.stdout[cont.stdout.index("{"):])["pushed"] is True
+    assert json.loads(cont.stdout[cont.stdout.index("{") :])["pushed"] is True
     sync_mod.sync(laptop)
     for vault in (laptop, vps):
         both = (vault / rel).read_text()

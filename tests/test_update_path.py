@@ -13,12 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vault_kg import rank
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update import centrality as rank
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 from scratch_build import artifacts, scratch
-
 
 
 def _vault(root: Path, notes: int = 60, seed: int = 3) -> Path:
@@ -66,7 +65,10 @@ def test_patched_table_equals_a_full_table(tmp_path: Path) -> None:
     rng = random.Random(1)
 
     def group(owner: str) -> list[dict]:
-        return [{"source": f"n{rng.randrange(30)}", "target": f"n{rng.randrange(30)}", "relation": rng.choice(["links_to", "tagged", "calls"]), "score": rng.random(), "owner": owner} for _ in range(rng.randrange(1, 5))]
+        return [
+            {"source": f"n{rng.randrange(30)}", "target": f"n{rng.randrange(30)}", "relation": rng.choice(["links_to", "tagged", "calls"]), "score": rng.random(), "owner": owner}
+            for _ in range(rng.randrange(1, 5))
+        ]
 
     groups = {f"o{i}": group(f"o{i}") for i in range(10)}
     old = rank.edge_table(nodes, dict(sorted(groups.items())))

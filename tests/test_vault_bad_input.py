@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from vault_kg.core import store
-from vault_kg.engine import run
+from vault_kg.update.engine import run
 from vault_kg.core.errors import KgError
-from vault_kg.scopes import vault_scope
+from vault_kg.core.scopes import vault_scope
 
 
 def build(vault: Path, **kwargs):

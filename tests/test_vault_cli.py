@@ -128,7 +128,15 @@ def test_concurrent_updates_do_not_corrupt(example_vault: Path, kg) -> None:
     kg("build", "--vault", str(example_vault))
     for i in range(4):
         (example_vault / f"New {i}.md").write_text(f"---\nsummary: n{i}\ntags: [scope/global]\n---\n[[Payments API]] [[New {(i + 1) % 4}]]\n")
-    procs = [subprocess.Popen([sys.executable, "-c", "from vault_kg.entry import main; main()", "update", "--vault", str(example_vault), str(example_vault / f"New {i}.md")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "update", "--vault", str(example_vault), str(example_vault / f"New {i}.md")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
     codes = [p.wait(timeout=120) for p in procs]
     assert codes == [0, 0, 0, 0], [p.stderr.read() for p in procs]
     data = json.loads((example_vault / "kg-out" / "graph.json").read_text())

@@ -11,8 +11,8 @@ import networkx as nx
 import pytest
 
 from vault_kg.core import model as m
-from vault_kg.engine import run
-from vault_kg.scopes import vault_scope
+from vault_kg.update.engine import run
+from vault_kg.core.scopes import vault_scope
 
 
 def build(vault: Path, **kwargs):
@@ -224,9 +224,7 @@ def test_markdown_links_resolve_as_obsidian_writes_them(tmp_path: Path) -> None:
     (tmp_path / "proj" / "Omega.md").write_text("# Omega\n")
     (tmp_path / "Delta.md").write_text("# Delta\n")
     (tmp_path / "area" / "sub" / "Gamma.md").write_text("# Gamma\n")
-    (tmp_path / "area" / "sub" / "A.md").write_text(
-        "[abs](proj/Omega.md) [short](Delta.md) [self folder](area/sub/Gamma.md) [rel](Gamma.md) [gone](Nowhere.md) [out](../../../x.md)\n"
-    )
+    (tmp_path / "area" / "sub" / "A.md").write_text("[abs](proj/Omega.md) [short](Delta.md) [self folder](area/sub/Gamma.md) [rel](Gamma.md) [gone](Nowhere.md) [out](../../../x.md)\n")
     build(tmp_path)
     edges = links_of(tmp_path)
     src = "note:area/sub/A.md"
@@ -248,9 +246,7 @@ def test_escaped_pipe_in_a_table_and_one_sure_occurrence_beat_a_guess(tmp_path: 
     (tmp_path / "a" / "Beta.md").write_text("# Beta\n## Intro\n")
     (tmp_path / "b" / "Beta.md").write_text("# Beta too\n")
     (tmp_path / "Target.md").write_text("# Target\n## Intro\n")
-    (tmp_path / "Home.md").write_text(
-        "| what | where |\n| --- | --- |\n| [[Target\\|the target]] | [[Target#Intro\\|intro]] |\n\n[[Beta]] then [[a/Beta]]\n"
-    )
+    (tmp_path / "Home.md").write_text("| what | where |\n| --- | --- |\n| [[Target\\|the target]] | [[Target#Intro\\|intro]] |\n\n[[Beta]] then [[a/Beta]]\n")
     build(tmp_path)
     edges = links_of(tmp_path)
     assert ("note:Home.md", "note:Target.md") in edges and ("note:Home.md", "section:Target.md#Intro") in edges

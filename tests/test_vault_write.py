@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vault_kg.core.errors import KgError
-from vault_kg.vault_write import render_note, write_note
+from vault_kg.notes.vault_write import render_note, write_note
 
 GOOD = render_note("A decision about retries", ["scope/payments", "topic/retries"], "# Retries\n\nWe retry three times.")
 
@@ -38,12 +38,15 @@ def test_refuses_symlinked_folder_out_of_the_vault(tmp_path: Path) -> None:
     assert list(outside.iterdir()) == []
 
 
-@pytest.mark.parametrize("secret", [
-    "AKIAIOSFODNN7EXAMPLE",
-    "ghp_" + "a1B2" * 9,
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
-    "postgres://admin:hunter2secret@db.internal:5432/app",
-])
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_" + "a1B2" * 9,
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+        "postgres://admin:hunter2secret@db.internal:5432/app",
+    ],
+)
 def test_refuses_secrets(tmp_path: Path, secret: str) -> None:
     with pytest.raises(KgError, match="secret"):
         write_note(tmp_path, "n.md", GOOD + "\n" + secret + "\n")

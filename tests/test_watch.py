@@ -1,4 +1,4 @@
-"""Fresh without being asked: the vault watcher (`vault_kg.watch`), `kg watch`, the MCP server's
+"""Fresh without being asked: the vault watcher (`vault_kg.watch.watcher`), `kg watch`, the MCP server's
 watcher and the session-start refresh, with real watchdog events, real `kg` processes and the
 real `mcp` stdio client. Timings are bounded generously here; bench/watch_bench.py measures them.
 """
@@ -20,9 +20,9 @@ from typing import Any, Callable
 
 import pytest
 
-from conftest import REPO, kg_process
-from vault_kg.scopes import vault_scope
-from vault_kg.watch import Report, VaultWatcher, note_path
+from conftest import kg_process
+from vault_kg.core.scopes import vault_scope
+from vault_kg.watch.watcher import Report, VaultWatcher, note_path
 
 SLOW = 60.0  # far above the expected second or two, for a loaded shared machine
 
@@ -178,8 +178,11 @@ class Lines:
 
 def test_kg_watch_follows_a_create_an_edit_a_rename_and_a_delete(vault: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from vault_kg.entry import main; main()", "watch", "--vault", str(vault), "--json", "--debounce", "0.2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+        [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "watch", "--vault", str(vault), "--json", "--debounce", "0.2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
     )
     try:
         out = Lines(proc)
@@ -214,8 +217,10 @@ def test_kg_watch_follows_a_create_an_edit_a_rename_and_a_delete(vault: Path) ->
 def test_kg_watch_stops_cleanly_on_ctrl_c_and_sigterm(vault: Path) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         proc = subprocess.Popen(
-            [sys.executable, "-c", "from vault_kg.entry import main; main()", "watch", "--vault", str(vault)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-c", "from vault_kg.cli.entry import main; main()", "watch", "--vault", str(vault)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert proc.stdout is not None
         first = proc.stdout.readline()  # the catch-up: the watcher is running
@@ -249,7 +254,7 @@ def test_mcp_server_finds_a_note_written_by_another_program(vault: Path, tmp_pat
     config.write_text(f'vault = "{vault}"\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("KG_VAULT", "OLLAMA_HOST", "KG_MODEL")}
     env.update({"KG_CONFIG": str(config), "KG_OLLAMA": "off", "FASTMCP_LOG_LEVEL": "WARNING"})
-    params = StdioServerParameters(command=sys.executable, args=["-c", "from vault_kg.entry import main; main()", "mcp"], env=env, cwd=str(tmp_path))
+    params = StdioServerParameters(command=sys.executable, args=["-c", "from vault_kg.cli.entry import main; main()", "mcp"], env=env, cwd=str(tmp_path))
 
     async def scenario() -> float:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -280,14 +285,15 @@ def test_mcp_server_finds_a_note_written_by_another_program(vault: Path, tmp_pat
 
 def test_every_session_start_refreshes_in_the_background_silently(tmp_path: Path) -> None:
     from hook_world import make_world, session_payload, wait_for
-    from hooks import reconcile
+    from vault_kg.jobs import reconcile
+    from vault_kg.storage.layout import Layout
 
     world = make_world(tmp_path)
     for root in (world.vault, world.project):
-        (root / "kg-out" / reconcile.DONE).write_text("fresh\n")
+        Layout(root / "kg-out").reconciled.write_text("fresh\n")
     (world.vault / "inbox").mkdir(exist_ok=True)
     (world.vault / "inbox" / "Written in Obsidian.md").write_text(note("Written in Obsidian", "Edited while no hook ran."))
-    stamp = world.vault / "kg-out" / reconcile.DONE
+    stamp = Layout(world.vault / "kg-out").reconciled
     before = stamp.stat().st_mtime_ns
     code, out, err = world.hook("session-start", session_payload(world, "SessionStart", source="startup"))
     assert code == 0, err

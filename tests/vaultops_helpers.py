@@ -49,11 +49,7 @@ def note(summary: str, tags: list[str], body: str) -> str:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file of a vault except git's and kg's own folders, by relative path."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not {".git", "kg-out"} & set(p.relative_to(root).parts)
-    }
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not {".git", "kg-out"} & set(p.relative_to(root).parts)}
 
 
 def graph_without_root(vault: Path) -> dict:

@@ -78,7 +78,7 @@ def parse_note(rel: str, raw: bytes) -> Note:
     body = text
     if text.startswith("---\n") or text == "---":
         end = text.find("\n---", 3)
-        if end != -1 and text[end + 4: end + 5] in ("", "\n"):
+        if end != -1 and text[end + 4 : end + 5] in ("", "\n"):
             try:
                 meta = yaml.safe_load(text[4:end])
             except yaml.YAMLError:
@@ -87,7 +87,7 @@ def parse_note(rel: str, raw: bytes) -> Note:
                 return Note(rel, [], None)
             found = (meta or {}).get("aliases") or []
             aliases = [found] if isinstance(found, str) else [str(a) for a in found if a is not None]
-            body = "\n" * text[: end + 5].count("\n") + text[end + 5:]
+            body = "\n" * text[: end + 5].count("\n") + text[end + 5 :]
     headings = {m.group(1).strip().casefold() for line in visible_lines(body) if (m := HEADING.match(line))}
     return Note(rel, aliases, body, headings)
 
@@ -112,7 +112,7 @@ def visible_lines(body: str) -> list[str]:
 
 
 def shortest(path: str) -> tuple[int, int, str]:
-    """"Shortest path" among same-named notes: fewest folders, then fewest characters, then A-Z."""
+    """ "Shortest path" among same-named notes: fewest folders, then fewest characters, then A-Z."""
     return path.count("/"), len(path), path
 
 
@@ -186,8 +186,7 @@ def links_of(note: Note, resolver: Resolver) -> list[Link]:
     return [link for link in found if link is not None]
 
 
-def _link(source: str, embed: bool, target: str, heading: str | None, block: str | None, label: str | None,
-          line: int, resolver: Resolver, markdown: bool) -> Link | None:
+def _link(source: str, embed: bool, target: str, heading: str | None, block: str | None, label: str | None, line: int, resolver: Resolver, markdown: bool) -> Link | None:
     if not target.strip():
         if not (heading or block):
             return None

@@ -116,6 +116,17 @@ class Resolver:
 
 
 @dataclass(frozen=True)
+class ProjectFile:
+    """A file that is no source but says how a language's imports resolve (Go's ``go.mod``,
+    TypeScript's ``tsconfig.json``): listed with the sources, extracted as a file node whose code
+    meta carries what `read` finds (and its warnings)."""
+
+    language: str
+    matches: Callable[[str], bool]  # by file name
+    read: Callable[[str, bytes], tuple[dict[str, Any], list[str]]]
+
+
+@dataclass(frozen=True)
 class Language:
     """Everything the extractor needs to know about one language."""
 
@@ -148,6 +159,12 @@ class Language:
     # How the scope-wide resolver settles this language's imports and names (languages sharing a
     # class, such as JavaScript/TypeScript/TSX, share one instance per resolution).
     resolver: type[Resolver] = Resolver
+    # The package a file declares (Go's ``package x``, Java's ``package a.b``), from its root.
+    package_of: Callable[[Node, bytes], str] | None = None
+    # For ``jsx_elements``: True when an element names a host element, not a component (JSX: ``<div>``).
+    host_element: Callable[[Node, bytes], bool] | None = None
+    # The name a module's default export binds (``export default class X``), kept in its code meta.
+    default_export: Callable[[Node, bytes], str] | None = None
 
     @property
     def ts_language(self) -> ts.Language:

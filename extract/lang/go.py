@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from typing import Any
 
-from .base import ImportSpec, Language, Node, Resolver, Target, base_name, string_value, text
+from .base import ImportSpec, Language, Node, ProjectFile, Resolver, Target, base_name, string_value, text
 
 _GO_BUILTINS = frozenset(
     "append cap clear close complex copy delete imag len make max min new panic print println real "
@@ -113,6 +114,25 @@ class GoResolver(Resolver):
         return self.pkg_files.get(package)
 
 
+def _go_package(root: Node, src: bytes) -> str:
+    """The package a Go file declares (``package x``)."""
+    for child in root.named_children:
+        if child.type == "package_clause":
+            return text(child.named_children[0], src) if child.named_children else ""
+    return ""
+
+
+GO_MOD = "go.mod"
+
+
+def _read_go_mod(relpath: str, data: bytes) -> tuple[dict[str, Any], list[str]]:
+    """What go.mod says of import paths: the module path its packages' imports start with."""
+    match = re.search(rb"^\s*module\s+(\S+)", data, re.MULTILINE)
+    return ({"go_module": match.group(1).decode("utf-8", "replace").strip('"')} if match else {}), []
+
+
+PROJECT_FILES = (ProjectFile("gomod", lambda name: name == GO_MOD, _read_go_mod),)
+
 LANGUAGE = Language(
     name="go",
     grammar="go",
@@ -125,4 +145,5 @@ LANGUAGE = Language(
     subkind=_go_subkind,
     receiver_methods="method_declaration",
     resolver=GoResolver,
+    package_of=_go_package,
 )

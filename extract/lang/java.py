@@ -84,6 +84,15 @@ class JavaResolver(Resolver):
         return sorted({loc.split(LOCATOR_SEP, 1)[0] for loc in tops.values()}) if tops else None
 
 
+def _java_package(root: Node, src: bytes) -> str:
+    """The package a Java file declares (``package a.b;``)."""
+    for child in root.named_children:
+        if child.type == "package_declaration":
+            ids = [c for c in child.named_children if c.type in ("scoped_identifier", "identifier")]
+            return text(ids[0], src) if ids else ""
+    return ""
+
+
 LANGUAGE = Language(
     name="java",
     grammar="java",
@@ -97,4 +106,5 @@ LANGUAGE = Language(
     bare_calls_see_members=True,
     builtins=_JAVA_BUILTINS,
     resolver=JavaResolver,
+    package_of=_java_package,
 )

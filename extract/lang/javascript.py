@@ -5,11 +5,11 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from extract.js_config import LANGUAGE as JS_CONFIG
-from extract.js_paths import JsPathMapper
+from extract.lang.js_config import LANGUAGE as JS_CONFIG, is_config, read_config
+from extract.lang.js_paths import JsPathMapper
 from vault_kg.core.model import file_id
 
-from .base import ImportSpec, Language, Node, Resolver, Target, base_name, string_value, text
+from .base import ImportSpec, Language, Node, ProjectFile, Resolver, Target, base_name, string_value, text
 
 _JS_BUILTINS = frozenset(
     "require parseInt parseFloat isNaN isFinite encodeURIComponent decodeURIComponent encodeURI "
@@ -36,10 +36,16 @@ _JSX = """
 (jsx_self_closing_element name: (_) @callee) @call
 """
 _JSX_ELEMENTS = frozenset({"jsx_opening_element", "jsx_self_closing_element"})
-_JS_QUERY = _JS_COMMON + _JSX + """
+_JS_QUERY = (
+    _JS_COMMON
+    + _JSX
+    + """
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)]) @def.function
 """
-_TS_QUERY = _JS_COMMON + """
+)
+_TS_QUERY = (
+    _JS_COMMON
+    + """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
@@ -48,6 +54,7 @@ _TS_QUERY = _JS_COMMON + """
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
 """
+)
 _JS_MEMBERS = {"member_expression": ("object", "property")}
 
 
@@ -202,6 +209,36 @@ class JsResolver(Resolver):
         return out
 
 
+def _host_element(name: Node, src: bytes) -> bool:
+    """``<div>``, ``<my-el>``, ``<svg:rect>``: host elements, not components (JSX's lowercase rule)."""
+    if name.type == "member_expression":
+        return False
+    return name.type != "identifier" or text(name, src)[:1].islower()
+
+
+def _default_export(root: Node, src: bytes) -> str:
+    """The name ``export default`` binds: a declaration's name, or an identifier's."""
+    for child in root.named_children:
+        if child.type != "export_statement" or not any(c.type == "default" for c in child.children):
+            continue
+        decl = child.child_by_field_name("declaration")
+        if decl is not None:
+            return text(decl.child_by_field_name("name"), src)
+        value = child.child_by_field_name("value")
+        if value is not None and value.type == "identifier":
+            return text(value, src)
+    return ""
+
+
+def _read_js_config(relpath: str, data: bytes) -> tuple[dict[str, Any], list[str]]:
+    """What a tsconfig/jsconfig says of imports (path mapping, base URL), and what it got wrong."""
+    config, warnings = read_config(relpath, data)
+    return {"js_config": config}, warnings
+
+
+PROJECT_FILES = (ProjectFile(JS_CONFIG, is_config, _read_js_config),)
+
+
 def _js_family(name: str, extensions: tuple[str, ...], query: str, jsx: bool) -> Language:
     """TypeScript, TSX and JavaScript share everything but the grammar, extensions, query and JSX."""
     return Language(
@@ -218,6 +255,8 @@ def _js_family(name: str, extensions: tuple[str, ...], query: str, jsx: bool) ->
         builtins=_JS_BUILTINS,
         jsx_elements=_JSX_ELEMENTS if jsx else frozenset(),
         resolver=JsResolver,
+        host_element=_host_element if jsx else None,
+        default_export=_default_export,
     )
 
 

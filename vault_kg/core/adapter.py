@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .model import Extraction
+from vault_kg.core.model import Extraction
+
+__all__ = ["Resolution", "ScopeAdapter", "SourceSkip"]
 
 
 @dataclass

@@ -12,7 +12,9 @@ import re
 import unicodedata
 from typing import Any
 
-from .secrets import redact
+from vault_kg.core.secrets import redact
+
+__all__ = ["fence_safe", "one_line"]
 
 # Any closing tag (whatever its name: look-alike letters cannot help it), and an opening tag of
 # kg's own fences (`<vault-kg-brief>`, `< VAULT_kg-recall>`), in any bracket that reads as `<`:

@@ -10,9 +10,25 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
-from .errors import KgError
+from vault_kg.core.errors import KgError
+
+__all__ = [
+    "CONFIG_TEMPLATE",
+    "Config",
+    "DEFAULT_MODEL",
+    "DEFAULT_OLLAMA_HOST",
+    "OUT_DIRNAME",
+    "config_path",
+    "find_repo_upwards",
+    "find_vault",
+    "find_vault_upwards",
+    "inside",
+    "load_config",
+    "resolve_vault",
+]
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_MODEL = "qwen2.5:7b-instruct"
@@ -99,7 +115,7 @@ def config_path() -> Path:
 def load_config(path: Path | None = None) -> Config:
     """Read the config file (missing is fine: defaults) and apply the environment."""
     path = path or config_path()
-    raw: dict = {}
+    raw: dict[str, Any] = {}
     if path.is_file():
         try:
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -155,14 +171,14 @@ def _off(value: str) -> bool:
     return value.strip().lower() in ("off", "0", "false", "no")
 
 
-def _bounded(table: dict, key: str, default: int, low: int, high: int, path: Path) -> int:
+def _bounded(table: dict[str, Any], key: str, default: int, low: int, high: int, path: Path) -> int:
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         raise KgError(f"{path}: [ollama] {key} = {value!r} is not a number from {low} to {high}; fix it")
     return int(value)
 
 
-def _fraction(table: dict, key: str, default: float, path: Path) -> float:
+def _fraction(table: dict[str, Any], key: str, default: float, path: Path) -> float:
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise KgError(f"{path}: [push_recall] {key} = {value!r} is not a number from 0 to 1; fix it")
@@ -224,9 +240,7 @@ def resolve_vault(explicit: Path | None = None, cfg: Config | None = None, start
     directory), then the config file. Raises a one-line KgError when there is none."""
     candidate, how = _vault_candidate(explicit, cfg or load_config(), start)
     if candidate is None:
-        raise KgError(
-            "no vault configured: pass --vault PATH, set KG_VAULT, or run `kg init --vault PATH`"
-        )
+        raise KgError("no vault configured: pass --vault PATH, set KG_VAULT, or run `kg init --vault PATH`")
     if not candidate.is_dir():
         raise KgError(f"{candidate}: vault folder does not exist (from {how}); check the path")
     return candidate.resolve()

@@ -1,5 +1,7 @@
 """One exception type for every failure a user can cause: its message is the one line they see."""
 
+__all__ = ["KgError", "StoreBusy"]
+
 
 class KgError(Exception):
     """A user-facing error: the message names the file and says what to do."""

@@ -1,9 +1,9 @@
 """What a feature pass is, and what it sees of a run: typed protocols, so passes need not import the engine.
 
 A pass is a module that defines the five hooks of `Pass`; the engine lists the passes of each scope
-kind by importing them (`vault_kg.engine.pass_modules`), and calls every hook of every pass at its
+kind by importing them (`vault_kg.update.engine.pass_modules`), and calls every hook of every pass at its
 stage of the run. A hook a pass does not need is a one-line no-op. The run object the engine
-hands to the hooks (`vault_kg.engine.Run`) satisfies `PassContext`.
+hands to the hooks (`vault_kg.update.engine.Run`) satisfies `PassContext`.
 
     check_mode     before anything is read: True when an input outside the files changed in a way
                    that needs every source extracted again (the model pass: turned on or off,
@@ -29,14 +29,16 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from .model import Extraction
+from vault_kg.core.model import Extraction
+
+__all__ = ["CacheView", "Edge", "Node", "Pass", "PassContext", "ResultView", "ScopeView"]
 
 Node = dict[str, Any]
 Edge = dict[str, Any]
 
 
 class ScopeView(Protocol):
-    """The scope being built (`vault_kg.scopes.Scope`)."""
+    """The scope being built (`vault_kg.core.scopes.Scope`)."""
 
     @property
     def name(self) -> str: ...
@@ -49,7 +51,7 @@ class ScopeView(Protocol):
 
 
 class CacheView(Protocol):
-    """The scope's cache, as far as passes keep state in it (`vault_kg.cache.ScopeCache`)."""
+    """The scope's cache, as far as passes keep state in it (`vault_kg.storage.cache.ScopeCache`)."""
 
     def get_meta(self, key: str, default: Any = None) -> Any: ...
     def set_meta(self, key: str, value: Any) -> None: ...
@@ -58,7 +60,7 @@ class CacheView(Protocol):
 
 
 class ResultView(Protocol):
-    """What a pass may report (`vault_kg.engine.RunResult`)."""
+    """What a pass may report (`vault_kg.update.engine.RunResult`)."""
 
     notices: list[str]
     warnings: list[str]

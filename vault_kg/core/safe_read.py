@@ -15,6 +15,8 @@ import os
 import stat
 from typing import BinaryIO
 
+__all__ = ["UnsafeFile", "display_name", "file_kind", "inside", "is_regular", "open_regular", "read_regular", "read_text", "valid_name"]
+
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["PLACEHOLDER", "find_secrets", "may_hold_secret", "redact", "redact_data", "trigger_starts"]
+
 PLACEHOLDER = "[REDACTED:{kind}]"
 
 
@@ -122,9 +124,7 @@ _RULES: tuple[_Rule, ...] = (
 # Values of the `NAME=value` rules that only show where a secret goes: a prefix cut short
 # (`rk_live_...`, `sk-…`), a run of x, * or dots, `<your key>`, `{{ token }}`, `changeme`.
 _VALUE_RULES = frozenset({"env-secret", "aws-secret-key"})
-_PLACEHOLDER_RE = re.compile(
-    r"[\"']?(?:[\w-]{0,12}+(?:\.{3,}+|…)|[xX*.•]{3,}+|<[^<>\n]{0,80}+>|\{\{[^{}\n]{0,80}+\}\}|changeme|placeholder|your[-_][\w-]{0,40}+)[\"']?"
-)
+_PLACEHOLDER_RE = re.compile(r"[\"']?(?:[\w-]{0,12}+(?:\.{3,}+|…)|[xX*.•]{3,}+|<[^<>\n]{0,80}+>|\{\{[^{}\n]{0,80}+\}\}|changeme|placeholder|your[-_][\w-]{0,40}+)[\"']?")
 
 
 # Every rule's match contains one of these: one cheap search skips the rules for clean text,

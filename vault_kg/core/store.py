@@ -1,4 +1,4 @@
-"""Where a scope's artifacts and caches live, and how they are written safely.
+"""How a scope's artifacts and caches are written safely (where they live: `vault_kg.storage.layout`).
 
 Every write is atomic (temp file in the same folder, fsync, `os.replace`), so a crash mid-write
 leaves the previous file intact. Writers of a scope serialize on `kg-out/.lock`; readers never lock.
@@ -9,68 +9,16 @@ from __future__ import annotations
 import os
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .errors import KgError, StoreBusy
+from vault_kg.core.errors import KgError, StoreBusy
+
+__all__ = ["LOCK_TIMEOUT_S", "atomic_write", "dumps_json", "load_json", "scope_lock", "sweep_temp", "write_if_changed"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
-GITIGNORE = "# vault-kg artifacts: rebuildable, never committed or synced.\n*\n"
 LOCK_TIMEOUT_S = float(os.environ.get("KG_LOCK_TIMEOUT", "120"))
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Paths inside a scope's output folder."""
-
-    out: Path
-
-    @property
-    def graph_json(self) -> Path:
-        return self.out / "graph.json"
-
-    @property
-    def report(self) -> Path:
-        return self.out / "GRAPH_REPORT.md"
-
-    @property
-    def html(self) -> Path:
-        return self.out / "graph.html"
-
-    @property
-    def cache(self) -> Path:
-        return self.out / "cache"
-
-    @property
-    def cache_db(self) -> Path:
-        return self.cache / "index.sqlite"
-
-    @property
-    def brief(self) -> Path:
-        return self.out / "brief.json"
-
-    @property
-    def lock(self) -> Path:
-        return self.out / ".lock"
-
-
-def ensure_out(out: Path) -> None:
-    """Create the output folder with its own `.gitignore`, so artifacts are never committed.
-
-    A folder that exists but cannot be written is one clear error here, before any work (and
-    before the cache could be mistaken for a corrupt one)."""
-    try:
-        (out / "cache").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise KgError(f"{out}: cannot create the output folder ({exc.strerror}); check permissions or pass --out") from exc
-    for folder in (out, out / "cache"):
-        if not os.access(folder, os.W_OK | os.X_OK):
-            raise KgError(f"{folder}: the output folder is read-only; make it writable (chmod u+w '{folder}') or pass --out")
-    ignore = out / ".gitignore"
-    if not ignore.exists():
-        atomic_write(ignore, GITIGNORE.encode())
 
 
 def atomic_write(path: Path, data: bytes | Sequence[bytes | memoryview]) -> None:
@@ -138,11 +86,11 @@ def write_if_changed(path: Path, data: bytes) -> bool:
 
 
 @contextmanager
-def scope_lock(layout: Layout, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+def scope_lock(layout: Any, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     """Serialize writers of one scope; a second `kg update` waits its turn instead of corrupting.
 
     An exclusive `flock` on `kg-out/.lock`, polled like filelock's (which other writers of the
-    same file, such as `vault_kg.quick_update`'s probe, agree with); filelock itself costs an
+    same file, such as `vault_kg.cli.noop_update`'s probe, agree with); filelock itself costs an
     agent's every edit more to import than the lock takes, so it is used only where there is no
     `fcntl` (Windows)."""
     try:
@@ -167,12 +115,12 @@ def scope_lock(layout: Layout, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
         os.close(fd)  # closing the only descriptor releases the lock
 
 
-def _busy(layout: Layout, timeout: float) -> StoreBusy:
+def _busy(layout: Any, timeout: float) -> StoreBusy:
     return StoreBusy(f"{layout.lock}: another kg process has held this scope for {timeout:.0f}s; wait for it to finish or raise KG_LOCK_TIMEOUT")
 
 
 @contextmanager
-def _filelock(layout: Layout, timeout: float) -> Iterator[None]:  # pragma: no cover - Windows
+def _filelock(layout: Any, timeout: float) -> Iterator[None]:  # pragma: no cover - Windows
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(layout.lock))

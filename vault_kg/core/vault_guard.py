@@ -3,7 +3,7 @@
 The path cannot escape the vault (no `..`, absolute paths, symlinks, hidden folders, `kg-out/` in
 any letter case), a read-only note is left alone, text that looks like a secret is refused rather
 than written, and the write is atomic and keeps the file's mode and owner. `write_plain` is the
-whole guard for files outside the note contract (the journal's day files); `vault_kg.vault_write`
+whole guard for files outside the note contract (the journal's day files); `vault_kg.notes.vault_write`
 adds the frontmatter contract and the `scope/global` rule on top for notes. It lives in the core
 so that `episodic` can write its day files through it without depending on the library.
 """
@@ -14,9 +14,11 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from .errors import KgError
-from .secrets import find_secrets
-from .store import atomic_write
+from vault_kg.core.errors import KgError
+from vault_kg.core.secrets import find_secrets
+from vault_kg.core.store import atomic_write
+
+__all__ = ["RESERVED_FOLDERS", "check_writable", "refuse_secrets", "safe_relpath", "write_checked", "write_plain"]
 
 # Folders the vault scanner never reads (extract.notes.SKIP_DIRS): a note written there would never
 # reach the graph, and `kg-out/` holds artifacts. Compared case-insensitively, because on a
@@ -54,7 +56,6 @@ def safe_relpath(vault: Path, relpath: str) -> Path:
     if target.is_symlink() or (target.exists() and not target.resolve().is_relative_to(root)):
         raise KgError(f"'{relpath}': is a symlink; kg does not write through links")
     return target
-
 
 
 def check_writable(target: Path, relpath: str) -> None:

@@ -1,0 +1,44 @@
+"""BM25 seeds for queries, from the FTS5 index in the scope's cache (see `vault_kg.storage.cache`).
+
+SQLite FTS5 ranks with the same BM25 as bm25s or rank-bm25 and, unlike them, deletes and inserts
+single documents, so a one-note update re-indexes one note instead of the whole vault.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from vault_kg.storage.light_reads import DatabaseError
+
+if TYPE_CHECKING:  # push-recall imports the constants on the hook's fast path: no cache module
+    from vault_kg.storage.cache import GraphReader
+
+__all__ = ["STOPWORDS", "TOKEN_RE", "WEIGHTS", "query_terms", "search"]
+
+TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+# Column weights for bm25(): label counts most, then aliases and summary, then the body.
+WEIGHTS = (8.0, 4.0, 3.0, 1.0)
+STOPWORDS = frozenset(
+    "a an and are as at be but by do does did for from has have how i in is it its me my of on or "
+    "our so that the their them then there these this to was we were what when where which who why "
+    "will with you your about into over under than".split()
+)
+
+
+def query_terms(question: str) -> list[str]:
+    terms = [t.lower() for t in TOKEN_RE.findall(question)]
+    kept = [t for t in terms if t not in STOPWORDS and len(t) > 1]
+    return kept or terms
+
+
+def search(reader: "GraphReader", question: str, limit: int = 20) -> list[tuple[str, float]]:
+    """(node id, score) best first; score positive (FTS5's bm25 negated); any term may match."""
+    terms = query_terms(question)
+    if not terms:
+        return []
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    try:
+        return reader.search(match, WEIGHTS, limit)
+    except DatabaseError:
+        return []
