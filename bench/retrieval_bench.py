@@ -122,7 +122,11 @@ class KgCheckout:
             dirty = subprocess.run(["git", "-C", str(self.root), "status", "--porcelain", "--untracked-files=no", "--", *KG_CODE], capture_output=True, text=True).stdout.strip()
         except OSError:
             sha, dirty = "?", ""
-        return f"{sha}{' (uncommitted changes)' if dirty else ''}"
+        try:
+            code = subprocess.run(["git", "-C", str(self.root), "log", "-1", "--format=%h", "--", *KG_CODE], capture_output=True, text=True).stdout.strip()
+        except OSError:
+            code = "?"
+        return f"{sha} (kg's code last changed in {code}){' (uncommitted changes)' if dirty else ''}"
 
 
 def parse_checkout(spec: str, work: Path) -> KgCheckout:
@@ -285,6 +289,9 @@ class Bench:
             answers[q["id"]] = per
             if (i + 1) % 20 == 0:
                 log(f"  {name}: {i + 1}/{len(self.questions)} questions (CLI)")
+        if self.args.no_mcp:
+            self.results[name] = answers
+            return
         log(f"  {name}: MCP query, warm")
         session = McpSession(co)
         try:
@@ -649,8 +656,6 @@ def main() -> None:
         if bench.set == "journal":
             bench.run_recall(co)
         else:
-            if args.no_mcp:
-                raise SystemExit("--no-mcp is not supported yet")
             bench.run_kg(co)
     log("baselines")
     bench.run_baselines(docs, root)
