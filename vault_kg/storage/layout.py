@@ -106,6 +106,30 @@ class Layout:
         return self.model_worker / "state.lock"
 
     @property
+    def vectors(self) -> Path:
+        """The passage vectors (`vault_kg.storage.vectors`): a store per embedder, the job's passage list."""
+        return self.out / "vectors"
+
+    def vector_store(self, embedder: str) -> Path:
+        return self.vectors / f"{embedder}.safetensors"
+
+    @property
+    def passages(self) -> Path:
+        return self.vectors / "passages.json"
+
+    @property
+    def embed_lock(self) -> Path:
+        return self.out / ".embed.lock"
+
+    @property
+    def embed_waiting(self) -> Path:
+        return self.out / ".embed.waiting"
+
+    @property
+    def embed_log(self) -> Path:
+        return self.out / "embed.log"
+
+    @property
     def watch_lease(self) -> Path:
         """Held by the one watcher of a vault that updates it."""
         return self.out / "watch.lock"
