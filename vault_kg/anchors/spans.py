@@ -26,6 +26,7 @@ import orjson
 
 from extract.anchors import normalized_hash
 from extract.links import HEADING_RE, heading_text, line_roles
+from vault_kg.core.errors import KgError
 from vault_kg.core.model import LOCATOR_SEP
 from vault_kg.core.store import atomic_write
 
@@ -278,6 +279,6 @@ class SymbolCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, orjson.dumps({"version": CACHE_VERSION, "code": self.entries, "notes": self.notes}))
-        except OSError:
+        except (OSError, KgError):
             return  # a cache that cannot be written only costs the next run some reading
         self.changed = False

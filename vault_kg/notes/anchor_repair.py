@@ -57,6 +57,7 @@ class NoteText:
     rel: str
     front: EditableFrontmatter
     contract: bool
+    original: str  # the text read: the write is refused if the note no longer holds it
 
     @property
     def fm(self) -> dict[str, Any]:
@@ -88,30 +89,26 @@ class NoteText:
 
 
 def read_note(vault: Path, rel: str) -> NoteText:
-    from extract.notes import extract_note
+    from vault_kg.notes.vault_write import meets_contract, read_current
 
-    from vault_kg.notes.lint import check_note
-
-    path = safe_relpath(vault, rel)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise KgError(f"{rel}: cannot read the note ({exc.strerror})") from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise KgError(f"{rel}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8 first (nothing written)") from exc
-    contract = not check_note(extract_note(rel, data))
-    return NoteText(rel, EditableFrontmatter(rel, text), contract)
+    text = read_current(vault, rel)
+    if text is None:
+        raise KgError(f"{rel}: cannot read the note (it is gone)")
+    return NoteText(rel, EditableFrontmatter(rel, text), meets_contract(rel, text), text)
 
 
 def write(vault: Path, notes: list[NoteText]) -> None:
-    """Validate every note first, then write them: a refusal leaves all of them untouched."""
+    """Validate every note first, then write them, holding every note's write lock: a refusal
+    leaves all of them untouched, and a note another program changed since it was read is
+    refused, never overwritten."""
+    from vault_kg.core.safe_write import locked
+
     texts = [(n, n.render()) for n in notes]
-    for note, text in texts:
-        prepare_note(vault, note.rel, text, contract=note.contract)
-    for note, text in texts:
-        write_note(vault, note.rel, text, contract=note.contract)
+    with locked(vault, [safe_relpath(vault, n.rel) for n in notes]):
+        for note, text in texts:
+            prepare_note(vault, note.rel, text, contract=note.contract)
+        for note, text in texts:
+            write_note(vault, note.rel, text, based_on=note.original, contract=note.contract)
 
 
 def resolve_note(vault: Scope, name: str) -> str:

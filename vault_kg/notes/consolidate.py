@@ -510,10 +510,17 @@ def paragraphs(body: str) -> list[str]:
     return ["\n".join(b) for b in blocks if b]
 
 
+def _without_title(paragraph: str) -> str:
+    """A paragraph without its `# Title` line: the text written right under the H1 stays."""
+    if not paragraph.startswith("# "):
+        return paragraph
+    return paragraph.partition("\n")[2].strip("\n")
+
+
 def _apply_merge(texts: dict[str, str], a: dict[str, Any], link: str) -> None:
     keep, drop = texts[a["keep"]], texts[a["merge"]]
     have = {" ".join(par.split()) for par in paragraphs(split_head(keep)[1])}
-    extra = "\n\n".join(par for par in paragraphs(split_head(drop)[1]) if " ".join(par.split()) not in have and not par.startswith("# "))
+    extra = "\n\n".join(par for par in map(_without_title, paragraphs(split_head(drop)[1])) if par and " ".join(par.split()) not in have)
     drop_data = _fm(drop, a["merge"])
     drop_title = posixpath.splitext(posixpath.basename(a["merge"]))[0]
 
@@ -628,15 +635,12 @@ def _apply_split(texts: dict[str, str], a: dict[str, Any]) -> None:
 
 
 def _current(vault: Path, rel: str) -> str | None:
-    from vault_kg.core.vault_guard import safe_relpath
+    from vault_kg.notes.vault_write import read_current
 
-    path = safe_relpath(vault, rel)
     try:  # bytes, not read_text: universal newlines would turn CRLF notes into LF ones (and break the plan's hashes)
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KgError(f"{path}: unreadable ({exc}); fix the note and make a new plan") from exc
+        return read_current(vault, rel)
+    except KgError as exc:
+        raise KgError(f"{exc}; fix the note and make a new plan") from exc
 
 
 def _passes_contract(rel: str, text: str) -> bool:
@@ -649,6 +653,8 @@ def _passes_contract(rel: str, text: str) -> bool:
 
 def apply(vault: Path, plan_path: Path, commit: bool = True) -> dict[str, Any]:
     """Perform exactly the plan's actions, all or nothing, then one git commit (when a repository)."""
+    from vault_kg.core.safe_write import locked
+    from vault_kg.core.vault_guard import safe_relpath
     from vault_kg.notes import gitops
     from vault_kg.notes.vault_write import prepare_note, write_note
 
@@ -685,15 +691,17 @@ def apply(vault: Path, plan_path: Path, commit: bool = True) -> dict[str, Any]:
             raise KgError(f"{plan_path}: action {a.get('id')} names {exc} without its hash; make a new plan") from exc
     changed = sorted(rel for rel, text in texts.items() if text != originals.get(rel))
     contract = {rel: originals.get(rel) is None or _passes_contract(rel, originals[rel] or "") for rel in changed}
-    for rel in changed:
-        prepare_note(vault, rel, texts[rel], contract=contract[rel], promotion=True)
     repo = gitops.open_repo(vault) if commit and gitops.is_repo(vault) else None
-    if repo is not None and changed:
-        dirty = [rel for _, rel in gitops.status_entries(repo) if rel in set(changed)]
-        if dirty:
-            raise KgError(f"{vault / dirty[0]}: has uncommitted edits; commit them first so the apply stays revertable on its own")
-    for rel in changed:
-        write_note(vault, rel, texts[rel], contract=contract[rel], promotion=True)
+    with locked(vault, [safe_relpath(vault, rel) for rel in changed]):
+        for rel in changed:
+            prepare_note(vault, rel, texts[rel], create=originals.get(rel) is None, contract=contract[rel], promotion=True)
+        if repo is not None and changed:
+            dirty = [rel for _, rel in gitops.status_entries(repo) if rel in set(changed)]
+            if dirty:
+                raise KgError(f"{vault / dirty[0]}: has uncommitted edits; commit them first so the apply stays revertable on its own")
+        for rel in changed:
+            before = originals.get(rel)
+            write_note(vault, rel, texts[rel], based_on=before, create=before is None, contract=contract[rel], promotion=True)
     sha = _commit(repo, changed, plan_path, actions) if repo is not None and changed else None
     return {"vault": str(vault), "applied": [a["id"] for a in actions], "files": changed, "commit": sha}
 

@@ -1,8 +1,9 @@
 """`remember`: save a new note in the frontmatter contract, anchor it if asked, add it to the graph.
 
 The library verb behind `kg remember` and the MCP tool `remember`. It writes through the vault's
-one guarded write (`vault_write.write_note`), and does all of it or nothing: a note whose anchor
-cannot be made is removed again.
+one guarded write (`vault_write.write_note`, which never replaces a note that exists or appears
+meanwhile), and does all of it or nothing: a note whose anchor cannot be made is removed again
+(unless another writer changed it since).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def remember_note(
         try:
             anchored = add_anchor(scope, rel, anchor, project)["anchor"]
         except BaseException:
-            target.unlink(missing_ok=True)
+            _take_back(scope.root, target, text)
             raise
     indexed = False
     notices: list[str] = []
@@ -67,3 +68,16 @@ def format_remember(result: dict[str, Any]) -> str:
     if anchored:
         text += f", anchored to {anchored.get('note') or anchored['project'] + ':' + anchored['locator']}"
     return text + (" and added it to the graph" if result["indexed"] else "; run `kg build` to add it to the graph")
+
+
+def _take_back(vault: Path, target: Path, written: str) -> None:
+    """Remove the note this call wrote, unless another writer changed it since (then it stays)."""
+    from vault_kg.core.safe_read import read_regular
+    from vault_kg.core.safe_write import locked
+
+    with locked(vault, [target]):
+        try:
+            if read_regular(target, len(written.encode("utf-8")) + 1, root=vault) == written.encode("utf-8"):
+                target.unlink()
+        except OSError:
+            pass
