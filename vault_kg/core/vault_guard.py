@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from vault_kg.core.errors import KgError
+from vault_kg.core.safe_read import display_name, valid_name
 from vault_kg.core.secrets import find_secrets
 
 __all__ = ["RESERVED_FOLDERS", "check_writable", "refuse_secrets", "rewrite_plain", "safe_relpath"]
@@ -36,6 +37,8 @@ def safe_relpath(vault: Path, relpath: str) -> Path:
         raise KgError(f"'{relpath}': give a path relative to the vault, like `notes/Topic.md`")
     if any(ord(ch) < 32 for ch in raw):
         raise KgError(f"{relpath!r}: control characters (NUL, newline…) in a note path; refused")
+    if not valid_name(raw):
+        raise KgError(f"'{display_name(relpath)}': the path holds bytes that are not UTF-8; name the note in UTF-8")
     if any(len(part.encode("utf-8")) > 255 for part in pure.parts):
         raise KgError(f"'{relpath[:60]}…': a file or folder name is over 255 bytes; use a shorter name")
     if any(part in ("..", "") for part in pure.parts) or any(part.startswith(".") for part in pure.parts):

@@ -404,6 +404,9 @@ class Worker:
         update_state(self.out, change)
 
     def _failed(self, rel: str, message: str) -> None:
+        from vault_kg.core.secrets import redact
+
+        message = redact(message)  # kept in state.json and shown by `kg llm status`
         self.consecutive_failures += 1
         now = time.time()
         try:
@@ -578,4 +581,7 @@ def run_worker(root: Path, out: Path, after: int | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from vault_kg.core.secrets import redact_output
+
+    redact_output()  # its output is its log under kg-out/
     sys.exit(run_worker(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else None))

@@ -34,11 +34,14 @@ def remember_note(
     graph yet (then `kg build` adds the note). A `long_lived` caller (the MCP server) wakes the
     model worker at once; a command's worker waits for the command to exit.
     """
+    from vault_kg.core.safe_write import encoded
     from vault_kg.core.vault_guard import safe_relpath
     from vault_kg.notes.vault_write import render_note, write_note
 
     target = safe_relpath(scope.root, relpath)
     rel = target.relative_to(scope.root.resolve()).as_posix()
+    for given in (summary, body, *tags):
+        encoded(given, rel)  # a non-UTF-8 byte of a command-line argument: one line, not a YAML error
     title = Path(rel).stem
     text = render_note(summary, tags, body if body.lstrip().startswith("# ") else f"# {title}\n\n{body}")
     write_note(scope.root, rel, text, create=True)
