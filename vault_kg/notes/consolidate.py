@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_MAX_LINES",
     "DEFAULT_SIMILARITY",
     "LIKELY_TARGET_RATIO",
+    "MAX_PLAN_BYTES",
     "MIN_BODY_WORDS",
     "MIN_SPLIT_SECTIONS",
     "Note",
@@ -66,6 +67,7 @@ DEFAULT_SIMILARITY = 0.6
 COMMON_SHINGLE_NOTES = 50  # a shingle in more notes than this is boilerplate, not evidence
 DEFAULT_MAX_LINES = 400
 DEFAULT_MAX_BYTES = 40_000
+MAX_PLAN_BYTES = 64 * 1024 * 1024
 MIN_SPLIT_SECTIONS = 2
 LIKELY_TARGET_RATIO = 0.85
 SCOPE_FALLBACK = "scope/global"
@@ -125,11 +127,15 @@ def shingles(text: str) -> set[int]:
 def load_notes(vault: Path) -> dict[str, Note]:
     from extract.notes import VaultAdapter, extract_note
 
+    from extract.notes import MAX_NOTE_BYTES
+
+    from vault_kg.core.safe_read import read_regular
+
     sources, _ = VaultAdapter().list_sources(vault)
     notes: dict[str, Note] = {}
     for rel in sources:
         try:
-            data = (vault / rel).read_bytes()
+            data = read_regular(vault / rel, MAX_NOTE_BYTES + 1, root=vault, trust_folders=True)
         except OSError:
             continue
         ext = extract_note(rel, data)
@@ -442,8 +448,10 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 def read_plan(path: Path) -> dict[str, Any]:
     """A plan from a markdown file (its fenced JSON block) or a JSON file, checked for shape."""
+    from vault_kg.core.safe_read import read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, MAX_PLAN_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KgError(f"{path}: cannot read the plan ({exc}); give the file written by `kg consolidate --plan`") from exc
     candidates = [text] if text.lstrip().startswith("{") else _JSON_BLOCK_RE.findall(text)
