@@ -719,10 +719,11 @@ def _commit(repo: Any, changed: list[str], plan_path: Path, actions: list[dict[s
 
     paths = [repo.top_rel(rel) for rel in changed]
     repo.git("add", "--", *[str(repo.vault / rel) for rel in changed])
+    from vault_kg.core.secrets import redact
+
     lines = [f"{a['id']}: {_describe(a)}" for a in actions]
-    proc = repo.git(
-        "commit", "-q", "--no-verify", "-m", f"kg consolidate: {len(actions)} action(s) from {plan_path.name}", "-m", "\n".join(lines), "--", *[str(repo.vault / rel) for rel in changed], check=False
-    )
+    title = redact(f"kg consolidate: {len(actions)} action(s) from {plan_path.name}")
+    proc = repo.git("commit", "-q", "--no-verify", "-m", title, "-m", redact("\n".join(lines)), "--", *[str(repo.vault / rel) for rel in changed], check=False)
     if proc.returncode != 0:
         hint = "set a git identity (`git config --global user.name/user.email`)" if identity_missing(proc) else last_line(proc)
         raise KgError(f"{repo.vault}: the edits are written but not committed ({hint}); commit them with `git commit -- {' '.join(paths)}`")

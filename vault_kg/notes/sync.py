@@ -43,6 +43,7 @@ from vault_kg.core.store import atomic_write
 __all__ = [
     "ATTRIBUTE_LINE",
     "DRIVER_NAME",
+    "EDITED_RETRIES",
     "IGNORE_LINE",
     "JOURNAL_PATTERN",
     "MAX_REBASE_STEPS",
@@ -65,6 +66,8 @@ DRIVER_NAME = "kg-journal"
 ATTRIBUTE_LINE = f"{JOURNAL_PATTERN} merge={DRIVER_NAME}"
 IGNORE_LINE = f"{OUT_DIRNAME}/"
 MAX_REBASE_STEPS = 1000
+EDITED_RETRIES = 5
+_EDITED_MEANWHILE = ("You have unstaged changes", "Your index contains uncommitted changes")  # git's words (LC_ALL=C)
 MAX_SECRET_SCAN_BYTES = 4 * 1024 * 1024
 SECRET_SCAN_OVERLAP = 64 * 1024
 
@@ -213,7 +216,7 @@ def _commit_pending(repo: Repo, report: SyncReport) -> None:
             raise KgError("git has no identity on this machine; run `git config --global user.name NAME` and `git config --global user.email EMAIL`, then kg sync")
         raise KgError(f"{repo.vault}: commit failed: {last_line(proc)}")
     report.committed = head(repo)
-    report.committed_files = [display_name(rel) for _, rel in changes]
+    report.committed_files += [display_name(rel) for _, rel in changes if display_name(rel) not in report.committed_files]
 
 
 def _refuse_secret_names(repo: Repo, rels: list[str]) -> None:
@@ -317,8 +320,15 @@ def _resolve_journal_conflicts(repo: Repo, conflicted: list[str], report: SyncRe
 
 
 def _pull(repo: Repo, report: SyncReport) -> None:
-    """`git pull --rebase`, settling journal conflicts; stop (rebase left in progress) on any other."""
-    proc = repo.git("pull", "--rebase", "--no-autostash", "-q", check=False)
+    """`git pull --rebase`, settling journal conflicts; stop (rebase left in progress) on any other.
+
+    An editor that saved a note after the commit leaves the tree dirty, and git refuses to rebase
+    it: that edit is committed too and the pull tried again (`EDITED_RETRIES` times)."""
+    for _ in range(EDITED_RETRIES):
+        proc = repo.git("pull", "--rebase", "--no-autostash", "-q", check=False)
+        if proc.returncode == 0 or operation_in_progress(repo) or not any(why in proc.stderr for why in _EDITED_MEANWHILE):
+            break
+        _commit_pending(repo, report)
     steps = 0
     while proc.returncode != 0:
         if operation_in_progress(repo) != "rebase":
