@@ -15,21 +15,25 @@ to its new text) rather than a text, and:
    extended attributes;
 3. reads the file once more: when another program changed it meanwhile, the change is applied
    again to the new text (an append appends; an exact-string edit applies if its text is still
-   there, else the change refuses with one line), up to `ATTEMPTS` times;
+   there, else the change refuses with one line), `ATTEMPTS` times and for up to `RETRY_S` seconds;
 4. puts the result in place: an append (the new text starts with the old) is written at the end
    of the file itself (`O_APPEND`), so nothing is ever renamed over another writer's bytes; any
-   other change renames the temp file over the file when its stat is still the one just read; a
-   new file is linked into place, so a file that appeared meanwhile is never replaced.
+   other change renames the temp file over the file when its stat is still the one just read, then
+   reads the replaced file once more through the descriptor it checked: bytes another program
+   wrote into it during the rename are taken back and the change applied to them; a new file is
+   linked into place, so a file that appeared meanwhile is never replaced.
 
-What remains possible, for changes other than appends, is a write by another program between the
-last stat and the rename: the rename then replaces it. docs/safety.md states the guarantee and
-the measured size of that window (`bench/write_window.py`). Such a rename gives the file a new
-inode, so its birth time becomes the time of the write, and a second hard link keeps the old text.
+What remains possible, for changes other than appends, is a file another program renames into
+place during kg's rename (an editor that saves by rename), or a write into the replaced file after
+that last read: it is replaced. docs/safety.md states the guarantee and the measured size of that
+window (`bench/write_window.py`). Such a rename gives the file a new inode, so its birth time
+becomes the time of the write, and a second hard link keeps the old text.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import threading
 import time
@@ -42,11 +46,12 @@ from vault_kg.core.config import OUT_DIRNAME
 from vault_kg.core.errors import KgError, StoreBusy
 from vault_kg.core.store import ignored_folder, write_temp
 
-__all__ = ["ATTEMPTS", "LOCK_STRIPES", "LOCK_TIMEOUT_S", "MAX_BYTES", "copy_xattrs", "encoded", "lock_folder", "locked", "rewrite"]
+__all__ = ["ATTEMPTS", "LOCK_STRIPES", "LOCK_TIMEOUT_S", "MAX_BYTES", "RETRY_S", "copy_xattrs", "encoded", "lock_folder", "locked", "rewrite"]
 
 LOCK_STRIPES = 64
 LOCK_TIMEOUT_S = float(os.environ.get("KG_WRITE_LOCK_TIMEOUT", "30"))
 ATTEMPTS = 8
+RETRY_S = 2.0  # an editor saving while someone types: kg's change waits for a pause this long, then gives up
 MAX_BYTES = 64 * 1024 * 1024  # a bound on what a rewrite reads, far above any note
 _NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS, errno.EXDEV}
 _held = threading.local()
@@ -130,23 +135,31 @@ def rewrite(
     """
     try:
         with locked(vault, [target], timeout):
-            for _ in range(ATTEMPTS):
-                before, st = _read(vault, target, relpath)
-                if create and before is not None:
+            carried: tuple[bytes, bytes] | None = None  # (what another program left in the file kg replaced, what kg put there)
+            until = time.monotonic() + RETRY_S
+            for attempt in itertools.count():
+                if attempt >= ATTEMPTS and time.monotonic() > until:
+                    break
+                current, st = _read(vault, target, relpath)
+                recovering = carried is not None and current == carried[1]
+                base = carried[0] if carried is not None and recovering else current
+                if create and current is not None:
                     raise KgError(f"{relpath}: already exists; pick another name or edit the note (nothing written)")
-                text = change(_decode(before, relpath))
+                text = change(_decode(base, relpath))
                 data = encoded(text, relpath)
-                if data == before:
+                if data == current:
                     return text
-                if before and st is not None and data.startswith(before):
-                    done = _append(vault, target, relpath, data[len(before) :], before, st)
+                outcome: bool | bytes
+                if not recovering and current and st is not None and data.startswith(current):
+                    outcome = _append(vault, target, relpath, data[len(current) :], current, st)
                 else:
-                    done = _replace(vault, target, relpath, data, before, st)
-                if done:
+                    outcome = _replace(vault, target, relpath, data, current, st)
+                if outcome is True:
                     return text
+                carried = (outcome, data) if isinstance(outcome, bytes) else None
     except OSError as exc:
         raise KgError(f"{relpath}: cannot write {noun} ({exc.strerror or exc}); make the vault writable, then try again (nothing written)") from exc
-    raise KgError(f"{relpath}: another program kept changing it while kg was writing ({ATTEMPTS} tries); nothing written, try again")
+    raise KgError(f"{relpath}: another program kept changing it while kg was writing (for {RETRY_S:g}s); nothing written, try again")
 
 
 def _append(vault: Path, target: Path, relpath: str, tail: bytes, before: bytes, st: os.stat_result) -> bool:
@@ -178,8 +191,10 @@ def _append(vault: Path, target: Path, relpath: str, tail: bytes, before: bytes,
         os.close(fd)
 
 
-def _replace(vault: Path, target: Path, relpath: str, data: bytes, before: bytes | None, st: os.stat_result | None) -> bool:
-    """Write `data` beside the file and put it in place if the file is still `before`; False: it moved on."""
+def _replace(vault: Path, target: Path, relpath: str, data: bytes, before: bytes | None, st: os.stat_result | None) -> bool | bytes:
+    """Write `data` beside the file and put it in place if the file is still `before`: True when
+    done, False when it moved on (nothing written), or what the replaced file holds when another
+    program wrote into it during the rename (see `_install`)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = write_temp(target, data, st, (lambda fd: copy_xattrs(target, fd, relpath)) if st is not None else None)
     try:
@@ -225,8 +240,16 @@ def _signature(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _install(vault: Path, target: Path, relpath: str, tmp: str, before: bytes | None, st: os.stat_result | None) -> bool:
-    """Put `tmp` in place if the file is still what the change was applied to; False: it moved on."""
+def _install(vault: Path, target: Path, relpath: str, tmp: str, before: bytes | None, st: os.stat_result | None) -> bool | bytes:
+    """Put `tmp` in place if the file is still what the change was applied to; False: it moved on.
+
+    The file replaced is read once more after the rename, through the descriptor of the last
+    check: a program that wrote into it in place during the rename (an editor's save, an append)
+    left its bytes there, and they are returned, so the change is applied to them and written
+    again (`rewrite`). Only a write that lands on the replaced file after that read, or a file
+    another program renames into place during the rename, is lost."""
+    from vault_kg.core.safe_read import open_regular
+
     if before is None:
         try:
             os.link(tmp, target)  # never replaces a file that appeared meanwhile
@@ -240,16 +263,42 @@ def _install(vault: Path, target: Path, relpath: str, tmp: str, before: bytes | 
             return False
         os.replace(tmp, target)
         return True
-    now, now_st = _read(vault, target, relpath)
-    if now != before or now_st is None or st is None or _signature(now_st)[:2] != _signature(st)[:2]:
-        return False
     try:
-        if _signature(os.stat(target)) != _signature(now_st):  # the last check: the window starts here
-            return False
-        os.replace(tmp, target)
+        with open_regular(target, root=vault) as handle:
+            now_st = os.fstat(handle.fileno())
+            now = handle.read(MAX_BYTES + 1)
+            if now != before or st is None or _signature(now_st)[:2] != _signature(st)[:2]:
+                return False
+            tmp_st = os.lstat(tmp)
+            if _signature(os.stat(target)) != _signature(now_st):  # the last check: the window starts here
+                return False
+            os.replace(tmp, target)
+            handle.seek(0)
+            after = handle.read(MAX_BYTES + 1)  # the replaced file, through the descriptor still open
     except FileNotFoundError:
         return False
-    return True
+    if after == before:
+        return True
+    if before is not None and after.startswith(before):  # appended to meanwhile (a log, `echo >>`): append it again
+        return _carry_over(target, after[len(before) :], tmp_st) or after
+    return after
+
+
+def _carry_over(target: Path, tail: bytes, installed: os.stat_result) -> bool:
+    """Append `tail` (what another program appended to the file kg just replaced) to the file kg put
+    in place, when that is still the file at `target`; False when it is not."""
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(target, flags)
+    try:
+        if _signature(os.fstat(fd))[:2] != _signature(installed)[:2]:
+            return False
+        view = memoryview(tail)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        return True
+    finally:
+        os.close(fd)
 
 
 def copy_xattrs(source: Path, fd: int, relpath: str) -> None:
