@@ -107,38 +107,38 @@ def test_the_worker_backs_a_note_off_when_the_stream_is_not_json(vault: Path, mo
 # -- 8, 19: the worker never reads a note swapped for a symlink out of the vault, or for a FIFO ----------
 
 
+def swapped(vault: Path, fake: FakeOllama, monkeypatch: pytest.MonkeyPatch, swap: Callable[[Path], None]) -> None:
+    """Build with the note pending, swap it (`swap(note)`) behind the graph's back, run the worker."""
+    monkeypatch.setenv("OLLAMA_HOST", fake.url)
+    run(vault_scope(vault))
+    note = vault / "clients" / "Acme Corp.md"
+    note.unlink()
+    swap(note)
+    try:
+        drain(vault, fake, monkeypatch)
+    finally:
+        if note.is_fifo():
+            release(note)
+
+
 def test_the_worker_does_not_send_a_file_outside_the_vault_to_the_model(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outside = tmp_path / "outside.md"
     outside.write_text(BASIC.replace("Acme", "Zenith") + f"\n{SECRET_OUTSIDE}\n")
     with FakeOllama() as fake:
-        monkeypatch.setenv("OLLAMA_HOST", fake.url)
-        run(vault_scope(vault))
-        note = vault / "clients" / "Acme Corp.md"
-        note.unlink()
-        note.symlink_to(outside)
-        drain(vault, fake, monkeypatch)
+        swapped(vault, fake, monkeypatch, lambda note: note.symlink_to(outside))
         sent = [m["content"] for r in fake.requests for m in r.get("messages", [])]
     assert not any(SECRET_OUTSIDE in text or "Zenith" in text for text in sent)
 
 
 def test_the_worker_does_not_block_on_a_note_swapped_for_a_fifo(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOllama() as fake:
-        monkeypatch.setenv("OLLAMA_HOST", fake.url)
-        run(vault_scope(vault))
-        note = vault / "clients" / "Acme Corp.md"
-        note.unlink()
-        os.mkfifo(note)
-        try:
-            drain(vault, fake, monkeypatch)
-        finally:
-            release(note)
+        swapped(vault, fake, monkeypatch, os.mkfifo)
     assert fake.chat_calls == 0
 
 
 def release(fifo: Path) -> None:
-    """Let a reader blocked on `fifo` (the bug) go: open the writing end once, then remove it."""
+    """Let a reader blocked on `fifo` (the bug) go: open the writing end once."""
     try:
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     except OSError:
         pass  # nobody is waiting on it
-    os.unlink(fifo)

@@ -27,6 +27,7 @@ KG_OWN_FILES: dict[tuple[str, str], str] = {
     ("vault_kg.cli.commands.view", "load_graph"): "kg-out/graph.json",
     ("vault_kg.core.safe_write", "_take"): "kg-out/locks/NN.lock (created here)",
     ("vault_kg.core.safe_write", "_append"): "the note it has just read through safe_read, opened for O_APPEND and checked to be that file",
+    ("vault_kg.core.safe_write", "_carry_over"): "the file kg has just renamed into place, opened for O_APPEND and checked to be that file",
     ("vault_kg.core.store", "write_if_changed"): "an artifact kg writes (compared before rewriting)",
     ("vault_kg.core.store", "scope_lock"): "kg-out/.lock",
     ("vault_kg.core.store", "load_json"): "kg-out JSON artifacts",

@@ -54,6 +54,7 @@ ATTEMPTS = 8
 RETRY_S = 2.0  # an editor saving while someone types: kg's change waits for a pause this long, then gives up
 MAX_BYTES = 64 * 1024 * 1024  # a bound on what a rewrite reads, far above any note
 _NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS, errno.EXDEV}
+_APPEND = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _held = threading.local()
 
 
@@ -167,9 +168,8 @@ def _append(vault: Path, target: Path, relpath: str, tail: bytes, before: bytes,
     moved on. Nothing is renamed, so no other writer's change can be replaced: a program that
     writes the file in place meanwhile keeps its bytes and ours land after them (the inode, its
     birth time and its hard links stay as they are)."""
-    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(target, flags)
+        fd = os.open(target, _APPEND)
     except FileNotFoundError:
         return False
     try:
@@ -179,10 +179,7 @@ def _append(vault: Path, target: Path, relpath: str, tail: bytes, before: bytes,
         now, now_st = _read(vault, target, relpath)
         if now != before or now_st is None or _signature(os.fstat(fd)) != _signature(now_st):
             return False
-        view = memoryview(tail)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        _write_all(fd, tail)
         try:  # a program that renamed a new file over it meanwhile: the bytes went with the old one
             return _signature(os.stat(target))[:2] == _signature(opened)[:2]
         except FileNotFoundError:
@@ -287,18 +284,22 @@ def _install(vault: Path, target: Path, relpath: str, tmp: str, before: bytes | 
 def _carry_over(target: Path, tail: bytes, installed: os.stat_result) -> bool:
     """Append `tail` (what another program appended to the file kg just replaced) to the file kg put
     in place, when that is still the file at `target`; False when it is not."""
-    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(target, flags)
+    fd = os.open(target, _APPEND)
     try:
         if _signature(os.fstat(fd))[:2] != _signature(installed)[:2]:
             return False
-        view = memoryview(tail)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        _write_all(fd, tail)
         return True
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` at the end of an O_APPEND descriptor, then fsync it."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
 
 
 def copy_xattrs(source: Path, fd: int, relpath: str) -> None:
