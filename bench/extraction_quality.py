@@ -312,7 +312,7 @@ def _live_main(args: argparse.Namespace) -> int:
         if problem:
             print(problem, file=sys.stderr)
             return 1
-        shown = extractor.client.show(args.model)
+        shown = extractor.show()
         size = (shown.details.parameter_size if shown.details else "") or "?"
         per_note = []
         started = time.perf_counter()

@@ -201,12 +201,19 @@ def test_a_malformed_payload_fails_open(world: World, payload: str) -> None:
     assert done.returncode == 0 and done.stdout == ""
 
 
-def test_an_unreadable_note_fails_open_and_is_logged(world: World) -> None:
+def test_a_binary_note_is_read_as_the_graph_reads_it(world: World) -> None:
+    """Undecodable bytes used to raise and fail open (issue 29, finding 14); they are kept as they
+    are now. A binary note has no tags for the graph (it is quarantined), so the write goes through."""
     note = world.vault / "clients" / "Binary.md"
     note.write_bytes(b"\xff\xfe not utf-8 \x81")
     done = run_hook(world, pre_tool_use(world, "Edit", edit(note, "not", "#scope/global")))
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_a_failure_in_the_rules_fails_open_and_is_logged(world: World) -> None:
+    done = run_hook(world, '["not a payload object"]')
     assert done.returncode == 0 and done.stdout == ""
-    assert "pre-tool-use" in done.stderr and "UnicodeDecodeError" in (world.vault / "kg-out" / "hooks.log").read_text()
+    assert "pre-tool-use" in done.stderr and "hook payload is a JSON list" in (world.vault / "kg-out" / "hooks.log").read_text()
 
 
 def test_the_no_op_path_imports_nothing_heavy(world: World) -> None:
