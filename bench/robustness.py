@@ -51,7 +51,7 @@ def kills(seconds: float, home: Path) -> None:
     totals = kill_rounds(home / "crash", seconds, fresh_every_round=True, seed=int(time.time()) % 1000)
     # kill_rounds raises on the first corrupt artifact or cache, so reaching this line is the observation
     print(
-        f"crash safety: {totals['kills']} SIGKILLs on a 500-note vault ({totals['killed_mid_run']} mid-run, "
+        f"crash safety: {totals['kills']} SIGKILLs on a 500-note vault ({totals['killed_while_writing']} while the run was writing (it held the scope lock and had written), "
         f"{totals['finished_before_kill']} finished first); after each: graph.json and brief.json parsed, every artifact "
         f"old or new, SQLite cache sound (checks passed: {totals['kills']}); {totals['fresh_checks']} recoveries equal to a "
         f"fresh build, {totals['leftover_temp_files']} temp files left, {time.perf_counter() - started:.0f}s"
