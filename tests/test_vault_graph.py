@@ -126,6 +126,9 @@ def test_rename_leaves_no_ghosts(example_vault: Path) -> None:
 
 def test_dangling_link_resolves_when_target_appears(example_vault: Path) -> None:
     build(example_vault)
+    before = graph(example_vault)
+    dangling = [e for e in before["edges"] if e["target"] == "unresolved:stripe webhook signing"]
+    assert [e["source"] for e in dangling] == ["note:services/Webhook Relay.md"], "the dangling link is kept, as an edge to its unresolved node"
     (example_vault / "services" / "Stripe Webhook Signing.md").write_text("---\nsummary: How signatures work\ntags: [scope/global, tool/stripe]\n---\nBack to [[Webhook Relay]].\n")
     build(example_vault, paths=[example_vault / "services" / "Stripe Webhook Signing.md"])
     data = graph(example_vault)
