@@ -17,7 +17,7 @@ from conftest import REPO
 DOCS = ("README.md", "docs/measured.md", "docs/performance.md", "docs/llm.md")
 PAGES = REPO / "docs" / "benchmarks"
 NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
-UNIT = r"(?:ms|s|min|MB|GB|KB|kB|tok/s|×|x|%)"
+UNIT = r"(?:ms|s|min|h|MB|GB|KB|kB|tok/s|tokens/s|×|x|%)"
 FIGURE = re.compile(rf"(?<![\w.,/·-])({NUMBER})\s?{UNIT}(?![\w/])")
 TARGET = re.compile(r"(?:[≤≥<>]|\bto)\s*$")
 PAGE_LINK = re.compile(r"\]\((?:\.\./)*(?:docs/)?(benchmarks/[^)#\s]+\.md)(?:#[^)]*)?\)")
