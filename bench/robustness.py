@@ -68,7 +68,8 @@ def concurrency(rounds: int, home: Path) -> None:
     scope = vault_scope(vault)
     same = canonical(scope.out) == fresh_build(scope, home / "conc" / "fresh")
     print(
-        f"concurrency: {writers} `kg update PATH` processes, 8 at a time (half on one shared note), "
+        f"concurrency: {writers} PostToolUse hook processes (hooks/hooks.json's command through bin/kg-launch), 8 at a time "
+        "(half on one shared note), each with the background clustering and graph.html jobs it started, waited for; "
         f"{readers.queries} query processes and {readers.parses} graph.json reads alongside; "
         f"{len(failures)} failures; final graph equals from scratch: {same}"
     )
