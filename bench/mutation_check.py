@@ -258,10 +258,10 @@ def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, 
     env["PYTHONPATH"] = str(tree) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     started = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests], cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-p", "no:cacheprovider", *tests], cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return -1, time.perf_counter() - started, f"timed out after {timeout:.0f}s"
-    failed = [line.split()[1].split("::")[-1] for line in done.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+    failed = [line.split(" ", 1)[1].split(" - ", 1)[0].split("::")[-1].replace("|", "/") for line in done.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
     counts = [line.strip("= ") for line in done.stdout.splitlines() if re.search(r"\d+ (passed|failed|error)", line)]
     said = f"failed: {failed[0]}" if failed else (counts[-1] if counts else done.stderr.strip()[-200:])
     return done.returncode, time.perf_counter() - started, said

@@ -48,7 +48,7 @@ def kills(seconds: float, home: Path) -> None:
     from test_crash_kill import kill_rounds
 
     started = time.perf_counter()
-    totals = kill_rounds(home / "crash", seconds, fresh_every_round=True, seed=int(time.time()) % 1000)
+    totals = kill_rounds(home / "crash", seconds, fresh_every_round=True, seed=int(time.time()) % 1000, at_least=3)
     # kill_rounds raises on the first corrupt artifact or cache, so reaching this line is the observation
     print(
         f"crash safety: {totals['kills']} SIGKILLs on a 500-note vault ({totals['killed_while_writing']} while the run was writing (it held the scope lock and had written), "
