@@ -100,6 +100,19 @@ def test_past_journal_days_are_append_only(world: World) -> None:
     assert run_decide(world, "Edit", edit(today, "Shipped it.", "Shipped it on Tuesday.")) is None
 
 
+def test_every_edit_of_a_multiedit_is_checked(world: World) -> None:
+    """A harmless first edit does not let a later one through: the text after all edits is judged."""
+    acme = world.vault / "clients" / "Acme Corp.md"
+    harmless = {"old_string": "topic/payments", "new_string": "topic/billing"}
+    promoting = {"file_path": str(acme), "edits": [harmless, {"old_string": "scope/acme]", "new_string": "scope/acme, scope/global]"}]}
+    assert run_decide(world, "MultiEdit", promoting).rule == PROMOTION
+    day = world.vault / PAST_DAY
+    appended = {"old_string": "Shipped it.\n", "new_string": "Shipped it.\n\n## 18:40\nLate note.\n"}
+    rewriting = {"file_path": str(day), "edits": [appended, {"old_string": "Retried the webhook", "new_string": "Dropped the webhook"}]}
+    assert run_decide(world, "MultiEdit", rewriting).rule == JOURNAL
+    assert run_decide(world, "MultiEdit", {"file_path": str(day), "edits": [appended]}) is None
+
+
 def test_note_shaped_markdown_in_a_project_is_refused(world: World) -> None:
     target = world.project / "docs" / "webhook-retries.md"
     decision = run_decide(world, "Write", write(target, REPO_NOTE_TEXT))
