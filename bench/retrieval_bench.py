@@ -255,8 +255,7 @@ class Bench:
             if done.returncode:
                 raise SystemExit(f"{co.label}: kg recall (warm-up) failed: {done.stderr.strip()[-2000:]}")
             reindexed = (json.loads(done.stdout) or {}).get("reindexed") or {}
-            co.build_note = (f"journal index before the questions: one `kg recall` took {seconds:.1f} s "
-                             f"(indexed {reindexed.get('indexed_files', '?')} day files, {reindexed.get('chunks', '?')} chunks)")
+            co.build_note = f"journal index before the questions: one `kg recall` took {seconds:.1f} s (indexed {reindexed.get('indexed_files', '?')} day files, {reindexed.get('chunks', '?')} chunks)"
             return
         else:
             args = ["build", "--vault", str(co.vault)]
@@ -509,19 +508,27 @@ def vault_report(bench: Bench) -> list[str]:
             k8 = token_median(bench, system, "cli800", qs)
             lat = f"{L.median(t.latency) * 1000:.0f} ms" if t.latency else "—"
             p90 = f"{L.percentile(t.latency, 0.9) * 1000:.0f} ms" if t.latency else "—"
-            out.append(f"| {system} | {half} | {len(qs)} | {fmt(t.hit(1))} | {fmt(t.hit(3))} | {fmt(t.hit(5))} | {fmt(t.mrr())} | {fmt(p15)} | {fmt(p8)} | {fmt(k15, 0)} | {fmt(k8, 0)} | {lat} | {p90} |")
+            out.append(
+                f"| {system} | {half} | {len(qs)} | {fmt(t.hit(1))} | {fmt(t.hit(3))} | {fmt(t.hit(5))} | {fmt(t.mrr())} | {fmt(p15)} | {fmt(p8)} | {fmt(k15, 0)} | {fmt(k8, 0)} | {lat} | {p90} |"
+            )
     out.append("")
     # the ranking at --budget 800 (an agent reads fewer hits) and MCP
     extra = [(s, m) for s in bench.results for m in ("cli800", "mcp") if m in next(iter(bench.results[s].values())) and s in bench.kg_labels]
     if extra:
-        out += ["Ranking as printed at --budget 800, and through the MCP `query` tool (default budget, warm server):", "",
-                "| system | half | hit@1 | hit@5 | MRR@10 | printed | latency median | latency p90 |", "|---|---|---|---|---|---|---|---|"]
+        out += [
+            "Ranking as printed at --budget 800, and through the MCP `query` tool (default budget, warm server):",
+            "",
+            "| system | half | hit@1 | hit@5 | MRR@10 | printed | latency median | latency p90 |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for system, mode in extra:
             for half, qs in halves:
                 t = tally(bench, system, mode, qs)
                 p = printed_share(bench, system, mode, qs)
-                out.append(f"| {system} {'--budget 800' if mode == 'cli800' else 'MCP query'} | {half} | {fmt(t.hit(1))} | {fmt(t.hit(5))} | {fmt(t.mrr())} | {fmt(p)} | "
-                           f"{L.median(t.latency) * 1000:.0f} ms | {L.percentile(t.latency, 0.9) * 1000:.0f} ms |")
+                out.append(
+                    f"| {system} {'--budget 800' if mode == 'cli800' else 'MCP query'} | {half} | {fmt(t.hit(1))} | {fmt(t.hit(5))} | {fmt(t.mrr())} | {fmt(p)} | "
+                    f"{L.median(t.latency) * 1000:.0f} ms | {L.percentile(t.latency, 0.9) * 1000:.0f} ms |"
+                )
         out.append("")
     kinds = sorted({q["kind"] for q in bench.questions})
     out += ["## By question kind (hit@5 / MRR@10 / printed @800)", ""]
@@ -543,10 +550,15 @@ def vault_report(bench: Bench) -> list[str]:
 
 
 def code_report(bench: Bench, halves: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
-    out = ["## Code: implementing file first, tests above the code", "",
-           "Questions that do not ask for tests (kind `implementing`): the answer's file ranked first; a test file ranked above "
-           "the first answer file (or a test file in the top 10 when no answer file is). `asks-for-tests`: the test file first.", "",
-           "| system | half | implementing file first | test file above it | asks-for-tests: test file first |", "|---|---|---|---|---|"]
+    out = [
+        "## Code: implementing file first, tests above the code",
+        "",
+        "Questions that do not ask for tests (kind `implementing`): the answer's file ranked first; a test file ranked above "
+        "the first answer file (or a test file in the top 10 when no answer file is). `asks-for-tests`: the test file first.",
+        "",
+        "| system | half | implementing file first | test file above it | asks-for-tests: test file first |",
+        "|---|---|---|---|---|",
+    ]
     for system in bench.results:
         mode = rank_mode(bench, system)
         for half, qs in halves:
@@ -569,8 +581,12 @@ def code_report(bench: Bench, halves: list[tuple[str, list[dict[str, Any]]]]) ->
 
 
 def journal_report(bench: Bench) -> list[str]:
-    out = ["## Journal: Recall@5 (the answer's day file among the first 5 distinct day files)", "",
-           "| system | half | dated | paraphrase | all | latency median | latency p90 |", "|---|---|---|---|---|---|---|"]
+    out = [
+        "## Journal: Recall@5 (the answer's day file among the first 5 distinct day files)",
+        "",
+        "| system | half | dated | paraphrase | all | latency median | latency p90 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for system in bench.results:
         mode = rank_mode(bench, system)
         for half in ("tune", "heldout"):
@@ -609,7 +625,9 @@ def tune_detail(bench: Bench) -> tuple[list[str], list[dict[str, Any]]]:
             p = L.answer_printed(q["answers"], per["cli800"].text) if "cli800" in per and per["cli800"].text is not None else None
             cells.append(f"{r or '-'}{' P' if p else ''}")
             rec["systems"][s] = {
-                "rank": r, "top5": a.ranked[:5] if a else [], "seconds": round(a.seconds, 4) if a else None,
+                "rank": r,
+                "top5": a.ranked[:5] if a else [],
+                "seconds": round(a.seconds, 4) if a else None,
                 **{f"printed_{m[3:]}": L.answer_printed(q["answers"], x.text) for m, x in per.items() if m.startswith("cli") and x.text is not None},
                 **{f"tokens_{m[3:]}": x.tokens for m, x in per.items() if m.startswith("cli") and x.tokens is not None},
             }
@@ -670,14 +688,18 @@ def main() -> None:
     print(f"- run took {(datetime.now(timezone.utc) - started).total_seconds():.0f} s")
     print()
     if bench.set == "journal":
-        print("kg rows: `kg recall --json --limit 50`, one process per question (under faketime when the question has a `today`); "
-              "latency = that process, wall clock. BM25, grep and memsearch (plain hybrid search, no dates) search the same day "
-              "files in-process with the index loaded.")
+        print(
+            "kg rows: `kg recall --json --limit 50`, one process per question (under faketime when the question has a `today`); "
+            "latency = that process, wall clock. BM25, grep and memsearch (plain hybrid search, no dates) search the same day "
+            "files in-process with the index loaded."
+        )
     else:
-        print("kg rows: `kg query --json` for the ranking and `kg query` for the printed text, one process per call (latency = "
-              "the --json process, wall clock); BM25, grep and memsearch latencies are in-process searches with the index loaded "
-              "(compare them with the MCP row). \"printed\" = retrieval_lib.answer_printed; memsearch's printed text is its chunks "
-              "in rank order (source:line, heading, content) cut at the budget.")
+        print(
+            "kg rows: `kg query --json` for the ranking and `kg query` for the printed text, one process per call (latency = "
+            "the --json process, wall clock); BM25, grep and memsearch latencies are in-process searches with the index loaded "
+            '(compare them with the MCP row). "printed" = retrieval_lib.answer_printed; memsearch\'s printed text is its chunks '
+            "in rank order (source:line, heading, content) cut at the budget."
+        )
     print()
     report = journal_report(bench) if bench.set == "journal" else vault_report(bench)
     print("\n".join(report))

