@@ -39,8 +39,21 @@ def signals(view: Any, question: str, embedders: tuple[str, ...], top: int = TOP
             continue
         if name not in vectors:
             vectors[name] = dense.question_vector(name, question)
-        found[name] = dense.best_by_node(store, dense.scores(store, vectors[name], journal), top)
+        found[name] = _unseen_by_rank(dense.best_by_node(store, dense.scores(store, vectors[name], journal), top), found["fts"], store.by_node)
     return found
+
+
+def _unseen_by_rank(ranked: list[tuple[str, float]], lexical: list[tuple[str, float]], seen: dict[str, Any]) -> list[tuple[str, float]]:
+    """`ranked` with every node BM25 found that the store has no vector for yet (a note edited or
+    created since the job last ran) placed at its BM25 rank: until it is embedded, the dense
+    signal votes for it as BM25 does, instead of handing its place to whatever note is nearest
+    in meaning (which would push a fresh note below ones sharing no word with the question)."""
+    out = list(ranked)
+    for place, (nid, _) in enumerate(lexical):
+        if nid not in seen:
+            score = out[place][1] + 1e-6 if place < len(out) else (out[-1][1] - 1e-6 if out else 0.0)
+            out.insert(min(place, len(out)), (nid, score))
+    return out[: max(len(ranked), len(lexical))]
 
 
 def rrf(rankings: dict[str, list[str]], weights: dict[str, float] | None = None, k: int = K) -> list[tuple[str, float]]:
