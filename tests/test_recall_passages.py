@@ -54,8 +54,3 @@ def test_recall_keeps_its_date_range(journal: Path, monkeypatch: pytest.MonkeyPa
     found = api.recall_result(f"{PARAPHRASE} on 2025-03-01", journal, limit=5)
     assert all(h.entry.day == date(2025, 3, 1) for h in found.hits), [h.entry.day for h in found.hits]
 
-
-def test_journal_days_stay_out_of_default_queries(journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KG_EMBEDDERS", "wordllama")
-    hits = api.query(PARAPHRASE, vault=journal, depth=0)["hits"]
-    assert not any(h["id"].startswith("note:journal/") for h in hits), [h["id"] for h in hits]
