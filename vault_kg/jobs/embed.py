@@ -61,10 +61,10 @@ def after_run(scope: Scope, result: Any, cfg: Any = None) -> None:
     launch(scope)
 
 
-def launch(scope: Scope) -> None:
-    """Start the job detached; its output goes to `kg-out/embed.log`."""
+def launch(scope: Scope) -> Any:
+    """Start the job detached (its process returned); its output goes to `kg-out/embed.log`."""
     layout = Layout(scope.out)
-    spawn(["-m", "vault_kg.jobs.embed", scope.name, scope.kind, str(scope.root), str(scope.out)], log=layout.embed_log, cwd=CHECKOUT)
+    return spawn(["-m", "vault_kg.jobs.embed", scope.name, scope.kind, str(scope.root), str(scope.out)], log=layout.embed_log, cwd=CHECKOUT)
 
 
 def _node_kinds(scope: Scope) -> tuple[str, ...]:
