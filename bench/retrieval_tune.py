@@ -74,7 +74,7 @@ def main() -> None:
     started = time.time()
     signals: dict[str, dict[str, list[str]]] = {}
     for q in questions:
-        found = fusion.signals(view, q["question"], fusion.configured_embedders())
+        found = fusion.signals(view, q["question"], fusion.configured_embedders(), names=True)
         for name, ranked in found.items():
             signals.setdefault(name, {})[q["id"]] = [nid for nid, _ in ranked]
     names = sorted(signals)

