@@ -13,6 +13,7 @@ processes recall at once. memsearch remains an optional backend (`[recall] backe
 
 from __future__ import annotations
 
+import os
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ MEMSEARCH = "memsearch"
 
 
 def backend(cfg: Any = None) -> str:
-    """`kg` (the passage index) unless `[recall] backend = "memsearch"` in the config."""
+    """`kg` (the passage index) unless `[recall] backend = "memsearch"`, or a recall embedder is
+    chosen (`KG_EMBEDDER`, `[recall] embedder`: Ollama through memsearch's provider)."""
     import tomllib
 
     from vault_kg.core.config import config_path, config_text
@@ -36,8 +38,10 @@ def backend(cfg: Any = None) -> str:
         raw = tomllib.loads(config_text(path) or "")
     except tomllib.TOMLDecodeError:
         return "kg"  # load_config has said what is wrong with the file
-    table = raw.get("recall")
-    return MEMSEARCH if isinstance(table, dict) and str(table.get("backend", "")).lower() == MEMSEARCH else "kg"
+    table = raw.get("recall") if isinstance(raw.get("recall"), dict) else {}
+    if os.environ.get("KG_EMBEDDER") or table.get("embedder"):
+        return MEMSEARCH  # an Ollama embedder for recall is memsearch's provider
+    return MEMSEARCH if str(table.get("backend", "")).lower() == MEMSEARCH else "kg"
 
 
 def recall(vault: Path, question: str, *, now: datetime | None = None, tz: tzinfo | None = None, limit: int = 10) -> Any:
