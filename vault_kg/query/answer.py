@@ -184,6 +184,8 @@ def _answer(question: str, budget: int, hits: list[dict[str, Any]], edges: list[
     for hit in hits:
         for p in hit.get("passages", []):
             p.pop("rank", None)
+        if hit.get("passages"):
+            hit["line"] = hit["passages"][0]["first"]  # the `file:line` printed: where the answer is
     answer = {"question": question, "budget": budget, "hits": hits, "edges": edges, "truncated": cut_hits, "truncated_edges": cut_edges, "multi_scope": multi}
     answer["tokens"] = estimate_tokens(format_query(answer) + "\n")
     return answer
@@ -191,8 +193,7 @@ def _answer(question: str, budget: int, hits: list[dict[str, Any]], edges: list[
 
 def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
     passages = hit.get("passages") or []
-    line = passages[0]["first"] if passages else hit.get("line")
-    where = f"{one_line(hit['source'])}:{line}" if hit.get("source") else one_line(hit["id"])
+    where = f"{one_line(hit['source'])}:{passages[0]['first'] if passages else hit.get('line')}" if hit.get("source") else one_line(hit["id"])
     scope = f"[{one_line(hit['scope'])}] " if multi else ""
     flag = f" [{hit['status'].upper()}]" if hit.get("status") not in (None, m.LIVE) else ""
     head = f"{'*' if hit['seed'] else '-'} {scope}{one_line(hit['label'])} ({hit['kind']}){flag} — {where}"
