@@ -32,8 +32,8 @@ MEMSEARCH = "memsearch"
 
 
 def backend(cfg: Any = None) -> str:
-    """`kg` (the passage index) unless `[recall] backend = "memsearch"`, or a recall embedder is
-    chosen (`KG_EMBEDDER`, `[recall] embedder`: Ollama through memsearch's provider)."""
+    """`kg` (the passage index) unless `[recall] backend = "memsearch"`, or an Ollama embedder is
+    chosen for recall (`KG_EMBEDDER`, `[recall] embedder`: memsearch's provider)."""
     import tomllib
 
     from vault_kg.core.config import config_path, config_text
@@ -44,7 +44,8 @@ def backend(cfg: Any = None) -> str:
     except tomllib.TOMLDecodeError:
         return "kg"  # load_config has said what is wrong with the file
     table = raw.get("recall") if isinstance(raw.get("recall"), dict) else {}
-    if os.environ.get("KG_EMBEDDER") or table.get("embedder"):
+    chosen = os.environ.get("KG_EMBEDDER") or str(table.get("embedder") or "")
+    if chosen.strip().lower().startswith("ollama"):
         return MEMSEARCH  # an Ollama embedder for recall is memsearch's provider
     return MEMSEARCH if str(table.get("backend", "")).lower() == MEMSEARCH else "kg"
 
