@@ -53,4 +53,3 @@ def test_recall_keeps_its_date_range(journal: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("KG_EMBEDDERS", "wordllama")
     found = api.recall_result(f"{PARAPHRASE} on 2025-03-01", journal, limit=5)
     assert all(h.entry.day == date(2025, 3, 1) for h in found.hits), [h.entry.day for h in found.hits]
-

@@ -43,7 +43,8 @@ def backend(cfg: Any = None) -> str:
         raw = tomllib.loads(config_text(path) or "")
     except tomllib.TOMLDecodeError:
         return "kg"  # load_config has said what is wrong with the file
-    table = raw.get("recall") if isinstance(raw.get("recall"), dict) else {}
+    found = raw.get("recall")
+    table: dict[str, Any] = found if isinstance(found, dict) else {}
     chosen = os.environ.get("KG_EMBEDDER") or str(table.get("embedder") or "")
     if chosen.strip().lower().startswith("ollama"):
         return MEMSEARCH  # an Ollama embedder for recall is memsearch's provider
