@@ -100,7 +100,9 @@ def fresh(tmp_path_factory: pytest.TempPathFactory, claude: str) -> Iterator[Fre
     shutil.copytree(REPO, checkout, ignore=NOT_CHECKED_OUT, symlinks=True)
     vault = base / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
-    readme = start_readme_install(base / "readme-home", checkout)
+    readme_checkout = base / "readme" / "vault-kg"  # its own clone: pip builds in the folder it installs from
+    shutil.copytree(REPO, readme_checkout, ignore=NOT_CHECKED_OUT, symlinks=True)
+    readme = start_readme_install(base / "readme-home", readme_checkout)
     home = base / "home"
     data = home / ".claude" / "plugins" / "data" / "vault-kg-vault-kg"  # Claude Code's folder for plugin vault-kg@vault-kg
     try:
