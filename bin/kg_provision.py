@@ -145,6 +145,8 @@ def install(root: Path, folder: Folder, log) -> Path:
     """Make a new environment with kg from `root`, check it starts, and make it current."""
     version = plugin_version(root)
     folder.envs.mkdir(parents=True, exist_ok=True)
+    for left in folder.data.glob("kg-source-*"):  # a killed install's copy (we hold the lock: none is in use)
+        shutil.rmtree(left, ignore_errors=True)
     env = folder.envs / f"{version}-{int(time.time())}"
     with tempfile.TemporaryDirectory(prefix="kg-source-", dir=folder.data) as tmp:
         source = _copy_source(root, Path(tmp))

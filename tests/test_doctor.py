@@ -16,7 +16,7 @@ from conftest import EXAMPLE_VAULT, REPO, kg_process
 from hook_world import fake_kg
 from ollama_fake import DEFAULT_MODEL, FakeOllama
 from test_plugin_launcher import path_without_kg
-from vault_kg import api
+from vault_kg import __version__, api
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +110,11 @@ def test_a_plugin_whose_launcher_finds_no_kg_fails_with_the_install_command(setu
     kg = fake_kg(tmp_path / "home" / ".local" / "bin")  # a kg the launcher finds: this one
     ok = lines(api.doctor(measure=False))["launcher"]
     assert ok["verdict"] == "ok" and f"starts {kg} (installed;" in ok["detail"], ok
+
+    (root / "vault_kg").mkdir()  # the plugin was upgraded; the kg it finds on its own was not
+    (root / "vault_kg" / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    stale = lines(api.doctor(measure=False))["launcher"]
+    assert stale["verdict"] == "warn" and stale["detail"].endswith(f"kg {__version__}, the plugin is 9.9.9") and "pipx upgrade kg-vault" in stale["fix"]
 
 
 def test_a_hook_that_failed_today_is_named_with_its_log(setup: Path) -> None:

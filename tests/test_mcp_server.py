@@ -110,6 +110,8 @@ def test_hints_in_answers_and_errors_name_the_tools_and_their_parameters_not_the
     with pytest.raises(ToolError) as missing:
         mcp.call("explain", node="No such note anywhere")
     assert 'try `query(question="No such note anywhere")` to search' in str(missing.value) and "kg query" not in str(missing.value)
+    cut = mcp.call("query", question="webhook retries", budget=100).content[0].text
+    assert "[truncated:" in cut and "raise budget to see them" in cut and "--budget" not in cut, cut
     retry = world["vault"] / "notes" / "Stale Hint.md"
     retry.parent.mkdir(exist_ok=True)
     retry.write_text("---\nsummary: Zebrafish.\ntags: [scope/global]\n---\nZebrafish.\n")

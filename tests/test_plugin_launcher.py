@@ -97,13 +97,15 @@ def test_kg_is_found_through_kg_bin_and_the_vault_through_the_plugin_option(worl
     assert "## Central notes in the vault" in brief(run_hook("SessionStart", plugin, env, payload, world.project))
 
 
-@pytest.mark.parametrize("where", ["KG_BIN", "~/.local/bin", "uv tool dir", "plugin data"])
+@pytest.mark.parametrize("where", ["KG_BIN", "the former kg_bin option", "~/.local/bin", "uv tool dir", "plugin data"])
 def test_kg_is_found_without_path(world: World, plugin: Path, tmp_path: Path, where: str) -> None:
     home = tmp_path / "home"
     extra: dict[str, str] = {}
     options = {"vault": str(world.vault)}
     if where == "KG_BIN":
         extra["KG_BIN"] = str(fake_kg(tmp_path / "elsewhere"))
+    elif where == "the former kg_bin option":  # set before the option left plugin.json: Claude Code still passes it
+        options["kg_bin"] = str(fake_kg(tmp_path / "elsewhere"))
     elif where == "~/.local/bin":
         fake_kg(home / ".local" / "bin")
     elif where == "uv tool dir":

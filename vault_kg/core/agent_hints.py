@@ -13,7 +13,7 @@ import json
 import os
 from typing import Literal
 
-__all__ = ["ask", "face", "option", "serve_as_mcp"]
+__all__ = ["ask", "face", "option", "parameter", "serve_as_mcp"]
 
 Face = Literal["mcp", "cli"]
 # The parameters each command line takes as arguments, in order (the rest are `--options`).
@@ -49,6 +49,11 @@ def ask(verb: str, **params: str | bool | int) -> str:
     for name, value in params.items():
         words.append(option(name) if value is True else option(name, _quoted(str(value))))
     return " ".join(words)
+
+
+def parameter(name: str) -> str:
+    """A parameter named without a value: `budget` for MCP, `--budget` for the CLI."""
+    return name if face() == "mcp" else f"--{name.replace('_', '-')}"
 
 
 def option(name: str, value: str = "true") -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,8 +78,18 @@ def check_install(report: Report) -> None:
         return
     version = _version_of(kg)
     where = f"{launcher} starts {kg} ({how}; data folder {data})"
-    if version != __version__:
-        fix = repair if how == "plugin" else "reinstall that kg, or set KG_BIN to the kg you mean"
-        report.add("launcher", "fail" if version.startswith("broken") else "warn", f"{where}: kg {version}, not {__version__}", fix)
+    wanted = _plugin_version(root) or __version__
+    if version != wanted:
+        fix = repair if how == "plugin" else "upgrade that kg the way you installed it (pipx upgrade kg-vault, ...), or set KG_BIN to the kg you mean"
+        report.add("launcher", "fail" if version.startswith("broken") else "warn", f"{where}: kg {version}, the plugin is {wanted}", fix)
         return
     report.add("launcher", "ok", f"{where}: kg {version}")
+
+
+def _plugin_version(root: Path) -> str | None:
+    """The kg version the plugin's own source declares (what its launcher would install)."""
+    try:
+        found = re.search(r'^__version__ = "([^"]+)"', (root / "vault_kg" / "__init__.py").read_text(encoding="utf-8"), re.M)
+    except OSError:
+        return None
+    return found.group(1) if found else None
