@@ -11,19 +11,21 @@ from pathlib import Path
 
 from conftest import REPO
 
+# flit_core, not setuptools: pip's isolated build installs it in a fraction of the time (CI seconds).
 TINY_PYPROJECT = """[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
+requires = ["flit_core>=3.4,<4"]
+build-backend = "flit_core.buildapi"
 
 [project]
 name = "kg-vault"
 version = "{version}"
+description = "a stand-in for kg"
 
 [project.scripts]
 kg = "vault_kg:main"
 
-[tool.setuptools]
-packages = ["vault_kg"]
+[tool.flit.module]
+name = "vault_kg"
 """
 
 TINY_KG = """__version__ = "{version}"
@@ -42,7 +44,7 @@ def main():
 
 
 def tiny_plugin(root: Path, version: str) -> Path:
-    """A plugin folder whose source is a one-module `kg-vault` (installs in seconds, offline but for setuptools)."""
+    """A plugin folder whose source is a one-module `kg-vault` (installs in seconds, offline but for flit_core)."""
     for part in ("bin", "hooks", ".claude-plugin"):
         shutil.copytree(REPO / part, root / part)
     for empty in ("extract", "graph_out", "episodic"):
