@@ -34,13 +34,19 @@ def face() -> Face:
 
 
 def _quoted(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """A value from a file or the agent, quoted for a POSIX shell (`$(...)` in a name stays a name)."""
+    from vault_kg.core.agent_text import shell_arg
+
+    return shell_arg(value)
 
 
 def ask(verb: str, **params: str | bool | int) -> str:
-    """The call that asks kg `verb`: `explain(node="X")` for MCP, `kg explain "X"` for the CLI."""
+    """The call that asks kg `verb`: `explain(node="X")` for MCP, `kg explain 'X'` for the CLI.
+    Values are redacted and on one line, never cut (a cut path names another file)."""
     if face() == "mcp":
-        args = ", ".join(f"{name}={json.dumps(value, ensure_ascii=False)}" for name, value in params.items())
+        from vault_kg.core.agent_text import one_line
+
+        args = ", ".join(f"{name}={json.dumps(value if not isinstance(value, str) else one_line(value), ensure_ascii=False)}" for name, value in params.items())
         return f"{verb}({args})"
     words = ["kg", verb.replace("_", "-")]
     for name in POSITIONAL.get(verb, ()):

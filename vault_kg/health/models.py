@@ -17,12 +17,20 @@ from vault_kg.health.report import Report
 __all__ = ["check_embedder", "check_model"]
 
 PROBE_TOKENS = 16
+PROBE_MAX_BYTES = 256 * 1024  # a 16-token answer and its statistics; more is not Ollama
 
 
 def _timed_call(extractor: Any) -> str:
     """One short chat, timed: its wall time and, when Ollama reports them, tokens per second."""
     began = time.perf_counter()
-    answer = extractor.client.chat(model=extractor.model, messages=[{"role": "user", "content": "Reply with the word ready."}], options={"num_predict": PROBE_TOKENS, "temperature": 0}, think=False)
+    body = {
+        "model": extractor.model,
+        "messages": [{"role": "user", "content": "Reply with the word ready."}],
+        "options": {"num_predict": PROBE_TOKENS, "temperature": 0},
+        "think": False,
+        "stream": False,
+    }
+    answer = extractor.wire.post("/api/chat", body, time.monotonic() + extractor.timeout, PROBE_MAX_BYTES)
     wall = time.perf_counter() - began
     count, duration = answer.get("eval_count") or 0, answer.get("eval_duration") or 0
     rate = f", {count / (duration / 1e9):.1f} tokens/s" if count and duration else ""

@@ -78,7 +78,7 @@ class Brief:
 
 def preamble() -> str:
     """The brief's first line, naming the tools the agent has (MCP tools under the plugin, else `kg`)."""
-    how = f"the vault-kg MCP tools (`{ask('query', question='...')}`, `{ask('explain', node='...')}`)" if face() == "mcp" else f"`{ask('query', question='...')}`/`{ask('explain', node='...')}`"
+    how = f"the vault-kg MCP tools (`{ask('query', question='...')}`, `{ask('explain', node='...')}`)" if face() == "mcp" else '`kg query "..."`/`kg explain "..."`'
     return PREAMBLE.format(how=how)
 
 
