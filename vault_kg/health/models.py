@@ -64,7 +64,8 @@ def check_model(report: Report, cfg: Config, scope: Scope | None, measure: bool 
     extractor = OllamaExtractor(cfg.ollama_host, cfg.ollama_model, timeout=60.0, num_ctx=cfg.ollama_num_ctx)
     problem = extractor.preflight()
     if problem:
-        report.add("model", "fail", problem, problem.rpartition(": ")[2])
+        what, _, fix = problem.rpartition(": ")  # "<what is wrong>: <what to run>"
+        report.add("model", "fail", what or problem, fix)
         _pending_line(report, scope, cfg)
         return
     detail = f"{cfg.ollama_model} at {cfg.ollama_host} (digest {str(extractor.digest)[:12]}, context {extractor.context_length})"
