@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from vault_kg.core import model as m
+from vault_kg.core.agent_hints import ask, option, parameter
 from vault_kg.core.agent_text import one_line
 from vault_kg.query.graph_view import GraphView
 from vault_kg.query.passage_choice import Chosen, choose, cost_of, passage_lines, snippet, window
@@ -216,7 +217,7 @@ def _format_edge(e: dict[str, Any]) -> str:
 
 def _notice(cut_hits: int, cut_edges: int, budget: int) -> str:
     what = " and ".join(part for part in (f"{cut_hits} more hits" if cut_hits else "", f"{cut_edges} more edges" if cut_edges else "") if part)
-    return f"[truncated: {what} past the {budget}-token budget; raise --budget to see them]"
+    return f"[truncated: {what} past the {budget}-token budget; raise {parameter('budget')} to see them]"
 
 
 def format_query(answer: dict[str, Any]) -> str:
@@ -224,10 +225,10 @@ def format_query(answer: dict[str, Any]) -> str:
     if not answer["hits"] and answer.get("hidden_matches"):
         return (
             f"no current matches for {one_line(answer['question'], 200)!r}: {answer['hidden_matches']} stale or superseded "
-            "match(es) are hidden; pass --include-stale to see them flagged, and `kg check` says why"
+            f"match(es) are hidden; pass {option('include_stale')} to see them flagged, and `{ask('check')}` says why"
         )
     if not answer["hits"]:
-        return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `kg god-nodes`"
+        return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `{ask('god_nodes')}`"
     out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
     if answer["edges"]:
         out.append("edges:")

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from vault_kg.core import model as m
+from vault_kg.core.agent_hints import ask as hint
 from vault_kg.core.errors import KgError
 from vault_kg.core.memory_kinds import JOURNAL, Filters
 from vault_kg.core.scopes import Scope
@@ -67,7 +68,7 @@ def query(
 
     filters = filters or Filters()
     if not question.strip():
-        raise KgError('empty question; try `kg query "payments retries"`')
+        raise KgError(f"empty question; try `{hint('query', question='payments retries')}`")
     budget = max(100, min(int(budget), MAX_BUDGET))
     depth = max(0, min(int(depth), MAX_DEPTH))
     views = views if views is not None else [load_view(s) for s in scopes]

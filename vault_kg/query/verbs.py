@@ -17,6 +17,7 @@ from vault_kg.query.answer import CHARS_PER_TOKEN, estimate_tokens, format_hit, 
 from vault_kg.query.ask import HUB_KINDS, MAX_BUDGET, MAX_DEPTH, query
 from vault_kg.query.graph_view import WALK_SKIPS, GraphView
 from vault_kg.query.passage_choice import SNIPPET_CHARS, SNIPPET_READ_BYTES, snippet
+from vault_kg.core.agent_hints import option, parameter
 from vault_kg.core.agent_text import one_line
 from vault_kg.core.memory_kinds import is_episodic
 
@@ -126,7 +127,7 @@ def explain(view: GraphView, name: str, include_stale: bool = False, as_of: str 
     if not view.visible(nid, include_stale):
         if as_of is not None:
             raise KgError(f"'{nid}' was not valid on {as_of}; drop --as-of to see it")
-        raise KgError(f"'{nid}' is {node.get('status')}: not served as current; pass --include-stale to see it")
+        raise KgError(f"'{nid}' is {node.get('status')}: not served as current; pass {option('include_stale')} to see it")
     outgoing: dict[str, list[dict[str, Any]]] = {}
     incoming: dict[str, list[dict[str, Any]]] = {}
     for e in view.out_edges.get(nid, []):
@@ -234,7 +235,7 @@ def neighbors(view: GraphView, name: str, relation: str | None = None, direction
 def format_neighbors(answer: dict[str, Any]) -> str:
     lines = [f"{r['direction']:>3} {r['relation']}: {one_line(r['label'])} ({one_line(r['id'])})" + (f" line {r['line']}" if r.get("line") else "") for r in answer["neighbors"]]
     more = answer["total"] - len(answer["neighbors"])
-    return "\n".join([f"{answer['total']} neighbours of {one_line(answer['id'])}:", *lines] + ([f"… {more} more; raise limit"] if more > 0 else []))
+    return "\n".join([f"{answer['total']} neighbours of {one_line(answer['id'])}:", *lines] + ([f"… {more} more; raise {parameter('limit')}"] if more > 0 else []))
 
 
 def stats(view: GraphView) -> dict[str, Any]:
@@ -375,7 +376,7 @@ def _affected_heads(answer: dict[str, Any]) -> list[str]:
 
 def _affected_notice(cut_notes: int, cut: int, budget: int) -> str:
     what = " and ".join(part for part in (f"{cut_notes} more notes" if cut_notes else "", f"{cut} more dependants" if cut else "") if part)
-    return f"[truncated: {what} past the {budget}-token budget; raise --budget to see them]"
+    return f"[truncated: {what} past the {budget}-token budget; raise {parameter('budget')} to see them]"
 
 
 def format_affected(answer: dict[str, Any]) -> str:
@@ -387,7 +388,7 @@ def format_affected(answer: dict[str, Any]) -> str:
     if answer.get("cut") or answer.get("cut_notes"):
         out.append(_affected_notice(answer.get("cut_notes", 0), answer.get("cut", 0), answer["budget"]))
     elif answer["truncated"]:
-        out.append("[truncated: raise the limit or lower --depth]")
+        out.append(f"[truncated at {len(answer['affected'])} dependants: lower {parameter('depth')}]")
     return "\n".join(out)
 
 
