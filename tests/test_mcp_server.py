@@ -52,7 +52,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     shutil.copytree(REPO / "tests" / "fixtures" / "code" / "python_repo", project)
     (project / ".git").mkdir()
     config = base / "config.toml"
-    config.write_text(f'vault = "{vault}"\n\n[projects]\npayments = "{project}"\n', encoding="utf-8")
+    # recall on the memsearch backend: `test_a_slow_call_does_not_stop_the_others` holds its index
+    # lock to make a call slow (kg's own recall takes no lock; tests/test_recall_passages.py has it)
+    config.write_text(f'vault = "{vault}"\n\n[recall]\nbackend = "memsearch"\n\n[projects]\npayments = "{project}"\n', encoding="utf-8")
     env = {"KG_CONFIG": str(config), "KG_OLLAMA": "off", "KG_VAULT": ""}
     for args in (["build", "--vault", str(vault)], ["build", "--scope", "payments"]):
         done = kg_process(*args, env=env, cwd=base)

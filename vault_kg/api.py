@@ -48,6 +48,7 @@ __all__ = [
     "query",
     "rebuild_in_background",
     "recall",
+    "recall_result",
     "recall_with_text",
     "record_brief",
     "refresh_in_background",
@@ -210,12 +211,15 @@ def affected(
     include_stale: bool = False,
     *,
     view: Any = None,
+    budget: int | None = None,
 ) -> dict[str, Any]:
-    """What depends on `symbol`; on a code scope, the notes of `vault` (else the configured one) anchored to it or its dependants."""
+    """What depends on `symbol`: anchored notes first (on a code scope, the notes of `vault`, else
+    the configured one, anchored to it or its dependants), then the dependants, closest first;
+    `budget` (tokens) cuts the answer to fit."""
     from vault_kg.query import verbs as q
 
     chosen = view if view is not None else _view(scope, vault)
-    return q.affected(chosen, symbol, depth, include_stale=include_stale, vault=Path(vault).expanduser() if vault is not None else None)
+    return q.affected(chosen, symbol, depth, include_stale=include_stale, vault=Path(vault).expanduser() if vault is not None else None, budget=budget)
 
 
 def stats(scope: str | None = None, vault: PathLike | None = None, *, view: Any = None) -> dict[str, Any]:
@@ -319,13 +323,26 @@ def recall(question: str, vault: PathLike | None = None, limit: int = 10) -> dic
 
 def recall_with_text(question: str, vault: PathLike | None = None, limit: int = 10) -> tuple[str, dict[str, Any]]:
     """`recall`, with the text `kg recall` prints for it."""
-    from episodic.dates import resolve_timezone
-    from episodic.recall import format_result, recall as run
+    from episodic.recall import format_result
 
-    from vault_kg.core.config import load_config
-
-    found = run(_vault(vault).root, question, tz=resolve_timezone(load_config().timezone), limit=limit)
+    found = recall_result(question, vault, limit)
     return format_result(found), found.to_dict()
+
+
+def recall_result(question: str, vault: PathLike | None = None, limit: int = 10, now: Any = None) -> Any:
+    """`recall` as `episodic.recall.RecallResult`: kg's passage index searches, or memsearch when
+    the config asks for it (`[recall] backend = "memsearch"`)."""
+    from episodic.dates import resolve_timezone
+    from vault_kg.core.config import load_config
+    from vault_kg.memory import journal_recall
+
+    cfg = load_config()
+    root, tz = _vault(vault).root, resolve_timezone(cfg.timezone)
+    if journal_recall.backend(cfg) == journal_recall.MEMSEARCH:
+        from episodic.recall import recall as run
+
+        return run(root, question, now=now, tz=tz, limit=limit)
+    return journal_recall.recall(root, question, now=now, tz=tz, limit=limit)
 
 
 def remember(

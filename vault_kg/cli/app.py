@@ -278,20 +278,21 @@ def god_nodes(
 def affected(
     symbol: str = typer.Argument(..., help="Symbol locator, name, note title or node id."),
     depth: int = typer.Option(3, "--depth", help="How many hops of dependants (1-6)."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=100, max=50_000, help="Cap the answer at about this many tokens: anchored notes first, then the closest dependants."),
     vault: Optional[Path] = VaultOpt,
     scope: Optional[list[str]] = ScopeOpt,
     include_stale: bool = StaleOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """What depends on a symbol (callers, importers, subclasses, anchored vault notes): the blast radius.
+    """What depends on a symbol (anchored vault notes first, then callers, importers, subclasses, closest first): the blast radius.
 
     \b
     Example: kg affected "src/retry.py › class Client › method fetch" --scope payments --depth 2
-    Example: kg affected src/retry.py::Client.fetch --scope payments  # as `kg anchor` names it; lists anchored notes
+    Example: kg affected src/retry.py::Client.fetch --scope payments --budget 800  # as `kg anchor` names it; anchored notes first
     """
     from vault_kg import api
 
-    emit(api.affected(symbol, vault=vault, depth=depth, include_stale=include_stale, view=single_view(scope, vault)), as_json, api.renderer("affected"))
+    emit(api.affected(symbol, vault=vault, depth=depth, include_stale=include_stale, view=single_view(scope, vault), budget=budget), as_json, api.renderer("affected"))
 
 
 @app.command()

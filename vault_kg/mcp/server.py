@@ -277,12 +277,13 @@ def graph_tools(mcp: FastMCP, kg: KgServer) -> None:
         symbol: NodeName,
         scope: ScopeName = None,
         depth: Annotated[int, Field(ge=1, le=q.MAX_DEPTH, description="Hops of dependants to follow.")] = 3,
+        budget: Annotated[int, Field(ge=100, le=q.MAX_BUDGET, description="Answer size cap in tokens: anchored notes first, then the closest dependants.")] = 1500,
     ) -> ToolResult:
-        """What depends on a symbol or note (callers, importers, subclasses, anchored notes, linking notes), transitively: the blast radius of a change.
+        """What depends on a symbol or note (anchored notes first, then callers, importers, subclasses, linking notes, closest first), transitively: the blast radius of a change.
 
-        Example: affected(symbol="app/webhooks/stripe.py › function handle", scope="payments", depth=2)
+        Example: affected(symbol="app/webhooks/stripe.py › function handle", scope="payments", depth=2, budget=800)
         """
-        return await kg.answer(lambda: api.affected(symbol, vault=kg.vault_scope().root, depth=depth, view=kg.view(scope)), api.renderer("affected"))
+        return await kg.answer(lambda: api.affected(symbol, vault=kg.vault_scope().root, depth=depth, view=kg.view(scope), budget=budget), api.renderer("affected"))
 
 
 def memory_tools(mcp: FastMCP, kg: KgServer) -> None:

@@ -14,7 +14,7 @@ from vault_kg.storage.light_reads import DatabaseError
 if TYPE_CHECKING:  # push-recall imports the constants on the hook's fast path: no cache module
     from vault_kg.storage.cache import GraphReader
 
-__all__ = ["STOPWORDS", "TOKEN_RE", "WEIGHTS", "query_terms", "search"]
+__all__ = ["STOPWORDS", "TOKEN_RE", "WEIGHTS", "query_terms", "search", "search_names"]
 
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 # Column weights for bm25(): label counts most, then aliases and summary, then the body.
@@ -32,13 +32,27 @@ def query_terms(question: str) -> list[str]:
     return kept or terms
 
 
+def _any_term(question: str) -> str:
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms(question))
+
+
 def search(reader: "GraphReader", question: str, limit: int = 20) -> list[tuple[str, float]]:
     """(node id, score) best first; score positive (FTS5's bm25 negated); any term may match."""
-    terms = query_terms(question)
-    if not terms:
+    match = _any_term(question)
+    if not match:
         return []
-    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
     try:
         return reader.search(match, WEIGHTS, limit)
+    except DatabaseError:
+        return []
+
+
+def search_names(reader: "GraphReader", question: str, limit: int = 20) -> list[tuple[str, float]]:
+    """`search` over titles and aliases alone: the graph's names, a signal of their own."""
+    match = _any_term(question)
+    if not match:
+        return []
+    try:
+        return reader.search("{label aliases} : (" + match + ")", WEIGHTS, limit)
     except DatabaseError:
         return []

@@ -6,27 +6,24 @@ the text renderers live beside them so all three interfaces say the same thing.
 
 from __future__ import annotations
 
-import heapq
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from vault_kg.core import model as m
-from vault_kg.query import search
 from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError
-from vault_kg.query.graph_view import WALK_SKIPS, GraphView, load_view
-from vault_kg.core.scopes import Scope
-from vault_kg.core.agent_hints import ask, option, parameter
+from vault_kg.query.answer import CHARS_PER_TOKEN, estimate_tokens, format_hit, format_query
+from vault_kg.query.ask import HUB_KINDS, MAX_BUDGET, MAX_DEPTH, query
+from vault_kg.query.graph_view import WALK_SKIPS, GraphView
+from vault_kg.query.passage_choice import SNIPPET_CHARS, SNIPPET_READ_BYTES, snippet
+from vault_kg.core.agent_hints import option, parameter
 from vault_kg.core.agent_text import one_line
-from vault_kg.core.safe_read import read_regular
-from vault_kg.core.memory_kinds import Filters, is_episodic
+from vault_kg.core.memory_kinds import is_episodic
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEPENDS_RELATIONS",
-    "FILTERED_SEED_FACTOR",
     "HUB_KINDS",
     "HUB_RELATIONS",
     "MAX_BUDGET",
@@ -54,311 +51,11 @@ __all__ = [
 ]
 
 HUB_RELATIONS = frozenset(WALK_SKIPS)  # never followed by a query's expansion; `path` only as a last resort
-HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
-MAX_BUDGET = 50_000
-MAX_DEPTH = 6
-SNIPPET_CHARS = 160
-SNIPPET_READ_BYTES = 2_000_000
-CHARS_PER_TOKEN = 4
-FILTERED_SEED_FACTOR = 60  # a filtered query reads this many candidates per seed before filtering
 
 
 def _status_flag(node: dict[str, Any]) -> str:
     status = node.get("status")
     return f" [{status.upper()}]" if status in (m.STALE, m.SUPERSEDED, m.PENDING, m.QUARANTINED) else ""
-
-
-def snippet(scope: Scope, node: dict[str, Any], terms: list[str]) -> tuple[int | None, str]:
-    """The line of the node's span that best matches the question, verbatim and cut short."""
-    source = node.get("source")
-    if not source or node.get("kind") in HUB_KINDS:
-        return node.get("line"), ""
-    try:
-        raw = read_regular(scope.root / source, SNIPPET_READ_BYTES, root=scope.root)
-    except OSError:  # gone, unreadable, or not a regular file inside the scope: no snippet
-        return node.get("line"), ""
-    lines = raw.decode("utf-8", "replace").splitlines()
-    start = max(1, int(node.get("line") or 1))
-    end = min(len(lines), int(node.get("end_line") or len(lines)))
-    best, best_score = None, 0
-    in_frontmatter = False
-    for number in range(start, end + 1):
-        text = lines[number - 1]
-        if number == 1 and text.strip() == "---" and node.get("kind") == m.NOTE:
-            in_frontmatter = True
-            continue
-        if in_frontmatter:
-            if text.strip() == "---":
-                in_frontmatter = False
-            continue
-        lowered = text.lower()
-        score = sum(lowered.count(t) for t in terms)
-        if score > best_score:
-            best, best_score = number, score
-    if best is None:
-        return start, ""
-    return best, one_line(lines[best - 1], SNIPPET_CHARS + 1)  # the file itself may hold a secret
-
-
-def _stem_terms(question: str) -> list[str]:
-    terms = search.query_terms(question)
-    return [t[:-1] if len(t) > 4 and t.endswith("s") else t for t in terms]
-
-
-def query(
-    scopes: list[Scope],
-    question: str,
-    budget: int = 1500,
-    include_stale: bool = False,
-    depth: int = 2,
-    seeds: int = 8,
-    as_of: str | None = None,
-    views: list[GraphView] | None = None,
-    filters: Filters | None = None,
-) -> dict[str, Any]:
-    """BM25 seeds, then a bounded best-first expansion ranked by relevance × edge confidence.
-
-    `as_of` answers with what was valid on that date (validity windows), not the live tips;
-    `views` lets a long-running server pass graphs it already holds open; `filters` narrows every
-    hit (tag, folder, kind, date); without them journal days stay out (`memory_kinds`).
-    """
-    filters = filters or Filters()
-    if not question.strip():
-        raise KgError(f"empty question; try `{ask('query', question='payments retries')}`")
-    budget = max(100, min(int(budget), MAX_BUDGET))
-    depth = max(0, min(int(depth), MAX_DEPTH))
-    views = views if views is not None else [load_view(s) for s in scopes]
-    for view in views:
-        view.as_of = as_of
-    terms = _stem_terms(question)
-    scored: dict[tuple[str, str], float] = {}
-    via: dict[tuple[str, str], str] = {}
-    seed_keys: list[tuple[str, str]] = []
-    all_hits: list[tuple[float, GraphView, str]] = []
-    hidden: list[str] = []  # matches not served as current (stale or superseded)
-    for view in views:
-        found = search.search(view.reader, question, limit=seeds * (FILTERED_SEED_FACTOR if filters.narrowing else 6))
-        view.nodes.prefetch([nid for nid, _ in found])
-        for nid, score in found:
-            if nid in view.nodes and filters.admits(view.nodes[nid], view.scope.root):
-                if view.visible(nid, include_stale):
-                    all_hits.append((score, view, nid))
-                else:
-                    hidden.append(nid)
-    top = max((h[0] for h in all_hits), default=1.0) or 1.0
-    all_hits.sort(key=lambda h: (-h[0], h[1].scope.name, h[2]))
-    by_name = {v.scope.name: v for v in views}
-    for score, view, nid in all_hits[:seeds]:
-        key = (view.scope.name, nid)
-        scored[key] = score / top
-        seed_keys.append(key)
-    _expand(by_name, seed_keys, scored, via, depth, include_stale, filters)
-    ordered = seed_keys + sorted((k for k in scored if k not in seed_keys), key=lambda k: (-scored[k], k))
-    answer = _render_query(question, ordered, set(seed_keys), scored, via, by_name, terms, budget, multi=len(views) > 1)
-    if not answer["hits"] and hidden:
-        answer["hidden_matches"] = len(hidden)
-    return answer
-
-
-def _expand(
-    views: dict[str, GraphView], seed_keys: list[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str], depth: int, include_stale: bool, filters: Filters
-) -> None:
-    """Best-first from the seeds, up to `depth` hops: a neighbour scores its parent's relevance ×
-    the edge's score × 0.5 and keeps its best route (the edge's JSON) in `via`. Tag hubs are never
-    followed.
-
-    An end is loaded only when its edge could raise its score; the ends of one node's edges are
-    loaded in one read, then judged in edge order exactly as if each had been read alone.
-    """
-    frontier = [(-scored[k], 0, k) for k in seed_keys]
-    heapq.heapify(frontier)
-    expanded: set[tuple[str, str]] = set()
-    while frontier:
-        neg, hops, key = heapq.heappop(frontier)
-        if key in expanded or hops >= depth:
-            continue
-        expanded.add(key)
-        view = views[key[0]]
-        steps = []
-        for score, other, e in view.walk_edges(key[1]):
-            relevance = -neg * score * 0.5
-            if relevance > scored.get((key[0], other), 0.0):
-                steps.append((e, other, relevance))
-        view.nodes.prefetch([other for _, other, _ in steps])
-        for e, other, relevance in steps:
-            if not view.visible(other, include_stale):
-                continue
-            node = view.nodes[other]
-            if node.get("kind") in HUB_KINDS or not filters.admits(node, view.scope.root):
-                continue
-            okey = (key[0], other)
-            if relevance > scored.get(okey, 0.0):
-                scored[okey] = relevance
-                via[okey] = e
-                heapq.heappush(frontier, (-relevance, hops + 1, okey))
-
-
-def estimate_tokens(text: str) -> int:
-    """The token estimate every budget in kg uses: about four characters a token, rounded up."""
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
-def _render_query(
-    question: str,
-    ordered: list[tuple[str, str]],
-    seeds: set[tuple[str, str]],
-    scored: dict[tuple[str, str], float],
-    via: dict[tuple[str, str], str],
-    views: dict[str, GraphView],
-    terms: list[str],
-    budget: int,
-    multi: bool,
-) -> dict[str, Any]:
-    """Fit the whole printed answer (hits, edges block, truncation notice) into `budget` tokens.
-
-    Every printed line costs its characters plus its newline. Hits come first in rank order (seeds
-    first), the edges among the shown hits fill what is left, and when anything is cut the notice's
-    room is reserved first so the answer with its notice still fits.
-    """
-    limit = budget * CHARS_PER_TOKEN
-    candidates: list[tuple[dict[str, Any], int]] = []
-    used = 0
-    for key in ordered:  # snippets read files: stop as soon as the full budget is spent
-        hit = _hit(key, seeds, scored, via, views, terms)
-        cost = len(format_hit(hit, multi)) + 1
-        candidates.append((hit, cost))
-        used += cost
-        if used > limit:
-            break
-    if len(candidates) == len(ordered):
-        edges = _edges_among([h for h, _ in candidates], views)
-        if used + _edges_cost(edges) <= limit:
-            return _answer(question, budget, [h for h, _ in candidates], edges, 0, 0, multi)
-    room = limit - (len(_notice(len(ordered), 10**9, budget)) + 1)
-    hits: list[dict[str, Any]] = []
-    used = 0
-    for hit, cost in candidates:
-        if used + cost > room:
-            if not hits:  # the best seed always shows, shortened to the room there is
-                hit = _shrink(hit, room - 1, multi)
-                hits.append(hit)
-                used += len(format_hit(hit, multi)) + 1
-            break
-        hits.append(hit)
-        used += cost
-    edges = _edges_among(hits, views)
-    shown = 0
-    if edges and used + len("edges:") + 1 <= room:
-        used += len("edges:") + 1
-        for e in edges:
-            cost = len(_format_edge(e)) + 1
-            if used + cost > room:
-                break
-            used += cost
-            shown += 1
-    return _answer(question, budget, hits, edges[:shown], len(ordered) - len(hits), len(edges) - shown, multi)
-
-
-def _hit(key: tuple[str, str], seeds: set[tuple[str, str]], scored: dict[tuple[str, str], float], via: dict[tuple[str, str], str], views: dict[str, GraphView], terms: list[str]) -> dict[str, Any]:
-    view = views[key[0]]
-    node = view.nodes[key[1]]
-    line, text = snippet(view.scope, node, terms)
-    hit = {
-        "scope": key[0],
-        "id": key[1],
-        "kind": node.get("kind"),
-        "label": node.get("label"),
-        "source": node.get("source"),
-        "line": line,
-        "summary": node.get("summary") or node.get("doc") or "",
-        "snippet": text,
-        "score": round(scored[key], 4),
-        "seed": key in seeds,
-        "status": node.get("status", m.LIVE),
-    }
-    if key in via:
-        e = orjson.loads(via[key])
-        hit["via"] = {"source": e["source"], "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence")}
-    return hit
-
-
-def _shrink(hit: dict[str, Any], room: int, multi: bool) -> dict[str, Any]:
-    """The hit cut down to `room` characters: snippet and route go first, then summary, then label."""
-    hit = dict(hit)
-    for field in ("snippet", "via", "summary", "label", "source"):
-        over = len(format_hit(hit, multi)) - room
-        if over <= 0:
-            break
-        if field == "via":
-            hit.pop("via", None)
-        elif hit.get(field):
-            text = one_line(hit[field])
-            keep = len(text) - over - 1
-            hit[field] = one_line(text, keep) if keep >= 8 else ("" if field in ("snippet", "summary") else one_line(text, 8))
-    return hit
-
-
-def _edges_among(hits: list[dict[str, Any]], views: dict[str, GraphView]) -> list[dict[str, Any]]:
-    ids = {(h["scope"], h["id"]) for h in hits}
-    edges = []
-    for scope_name, nid in sorted(ids):
-        for e in views[scope_name].out_edges.get(nid, []):
-            if (scope_name, e["target"]) in ids:
-                edges.append({"scope": scope_name, "source": nid, "relation": e["relation"], "target": e["target"], "confidence": e.get("confidence"), "line": e.get("line")})
-    return edges
-
-
-def _edges_cost(edges: list[dict[str, Any]]) -> int:
-    return len("edges:") + 1 + sum(len(_format_edge(e)) + 1 for e in edges) if edges else 0
-
-
-def _answer(question: str, budget: int, hits: list[dict[str, Any]], edges: list[dict[str, Any]], cut_hits: int, cut_edges: int, multi: bool) -> dict[str, Any]:
-    answer = {"question": question, "budget": budget, "hits": hits, "edges": edges, "truncated": cut_hits, "truncated_edges": cut_edges, "multi_scope": multi}
-    answer["tokens"] = estimate_tokens(format_query(answer) + "\n")
-    return answer
-
-
-def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
-    where = f"{one_line(hit['source'])}:{hit['line']}" if hit.get("source") else one_line(hit["id"])
-    scope = f"[{one_line(hit['scope'])}] " if multi else ""
-    flag = f" [{hit['status'].upper()}]" if hit.get("status") not in (None, m.LIVE) else ""
-    head = f"{'*' if hit['seed'] else '-'} {scope}{one_line(hit['label'])} ({hit['kind']}){flag} — {where}"
-    parts = [head]
-    if hit.get("summary"):
-        parts.append(f"    {one_line(hit['summary'])}")
-    if hit.get("snippet") and hit["snippet"] != hit.get("summary"):
-        parts.append(f"    > {one_line(hit['snippet'])}")
-    if hit.get("via"):
-        v = hit["via"]
-        parts.append(f"    via {one_line(v['source'])} —{v['relation']}→ {one_line(v['target'])}")
-    return "\n".join(parts)
-
-
-def _format_edge(e: dict[str, Any]) -> str:
-    return f"  {one_line(e['source'])} —{e['relation']}→ {one_line(e['target'])}" + (f" (line {e['line']})" if e.get("line") else "")
-
-
-def _notice(cut_hits: int, cut_edges: int, budget: int) -> str:
-    what = " and ".join(part for part in (f"{cut_hits} more hits" if cut_hits else "", f"{cut_edges} more edges" if cut_edges else "") if part)
-    return f"[truncated: {what} past the {budget}-token budget; raise {parameter('budget')} to see them]"
-
-
-def format_query(answer: dict[str, Any]) -> str:
-    """The answer as printed; `_render_query` has already fitted every line of it into the budget."""
-    if not answer["hits"] and answer.get("hidden_matches"):
-        return (
-            f"no current matches for {one_line(answer['question'], 200)!r}: {answer['hidden_matches']} stale or superseded "
-            f"match(es) are hidden; pass {option('include_stale')} to see them flagged, and `{ask('check')}` says why"
-        )
-    if not answer["hits"]:
-        return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `{ask('god_nodes')}`"
-    out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
-    if answer["edges"]:
-        out.append("edges:")
-        out += [_format_edge(e) for e in answer["edges"]]
-    if answer["truncated"] or answer.get("truncated_edges"):
-        out.append(_notice(answer["truncated"], answer.get("truncated_edges", 0), answer["budget"]))
-    return "\n".join(out)
 
 
 def path(view: GraphView, a: str, b: str, include_stale: bool = False, max_visit: int = 200_000) -> dict[str, Any]:
@@ -566,22 +263,56 @@ def format_stats(s: dict[str, Any]) -> str:
 DEPENDS_RELATIONS = {m.CALLS, m.IMPORTS, m.INHERITS, m.IMPLEMENTS, m.CONTAINS, m.ANCHORED_TO, m.LINKS_TO, m.EMBEDS}
 
 
-def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, include_stale: bool = False, vault: Path | None = None) -> dict[str, Any]:
+def affected(view: GraphView, name: str, depth: int = 3, limit: int = 500, include_stale: bool = False, vault: Path | None = None, budget: int | None = None) -> dict[str, Any]:
     """What depends on a node: callers, importers, subclasses, anchored notes, transitively.
 
     Walks incoming dependency edges (`calls`, `imports`, `inherits`, `implements`,
     `anchored_to`, links) up to `depth` hops; for a class, its methods' dependants count too
     (through `contains`). Each hit says how it depends and at which hop. On a code scope the
     symbol may be named `PATH::Client.fetch`, and `notes` lists the vault notes (of `vault`, else
-    the configured one) anchored to it or to any code hit.
+    the configured one) anchored to it or to any code hit, closest first. Anchored notes come
+    first, then the dependants, closest first; `budget` (tokens) cuts the answer to fit, saying
+    what it cut.
     """
     answer = _affected(view, name, depth, limit, include_stale)
+    answer["affected"].sort(key=lambda h: (h["relation"] != m.ANCHORED_TO, h["hop"]))
     if view.scope.kind == "code":
         from vault_kg.anchors.affected_notes import default_vault, vault_notes
 
-        locators = [answer["id"]] + [h["id"] for h in answer["affected"]]
-        answer["notes"] = vault_notes(view.scope.name, locators, vault or default_vault())
+        hops = {answer["id"]: 0, **{h["id"]: h["hop"] for h in answer["affected"]}}
+        notes = vault_notes(view.scope.name, list(hops), vault or default_vault())
+        answer["notes"] = sorted(notes, key=lambda n: (hops.get(n["via"], 0), n["id"]))
+    answer["total"] = len(answer["affected"])
+    if budget is not None:
+        _fit_affected(answer, max(100, min(int(budget), MAX_BUDGET)))
     return answer
+
+
+def _fit_affected(answer: dict[str, Any], budget: int) -> None:
+    """Keep the notes, then the dependants, while the printed answer fits `budget` tokens (the
+    notice's room reserved when anything must go)."""
+    answer["budget"] = budget
+    if estimate_tokens(format_affected(answer) + "\n") <= budget:
+        return
+    notes, hits = answer.get("notes", []), answer["affected"]
+    room = budget * CHARS_PER_TOKEN - len(_affected_notice(10**6, 10**6, budget)) - 1
+    room -= sum(len(line) + 1 for line in _affected_heads(answer))
+    kept_notes = kept_hits = 0
+    for n in notes:
+        cost = len(_note_line(n)) + 1
+        if cost > room:
+            break
+        room, kept_notes = room - cost, kept_notes + 1
+    if kept_notes == len(notes):
+        for h in hits:
+            cost = len(_hit_line(h)) + 1
+            if cost > room:
+                break
+            room, kept_hits = room - cost, kept_hits + 1
+    answer["cut_notes"], answer["cut"] = len(notes) - kept_notes, len(hits) - kept_hits
+    if "notes" in answer:
+        answer["notes"] = notes[:kept_notes]
+    answer["affected"] = hits[:kept_hits]
 
 
 def _affected(view: GraphView, name: str, depth: int, limit: int, include_stale: bool) -> dict[str, Any]:
@@ -625,20 +356,40 @@ def _affected(view: GraphView, name: str, depth: int, limit: int, include_stale:
     return {"id": root, "depth": depth, "affected": hits, "truncated": False}
 
 
+def _note_line(n: dict[str, Any]) -> str:
+    return f"  {one_line(n['label'])} ({one_line(n['source'])})" + (f" [{n['status'].upper()}]" if n["status"] != m.LIVE else "") + f" —anchored_to→ {one_line(n['via'])}"
+
+
+def _hit_line(h: dict[str, Any]) -> str:
+    flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
+    return f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){flag} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}"
+
+
+def _affected_heads(answer: dict[str, Any]) -> list[str]:
+    """The section lines `format_affected` prints whatever is cut: the notes' (when any), the dependants'."""
+    total, notes = answer.get("total", len(answer["affected"])), len(answer.get("notes", [])) + answer.get("cut_notes", 0)
+    heads = [f"{notes} vault note(s) anchored to it or its dependants:"] if notes else []
+    if not total:
+        return [*heads, f"nothing depends on {one_line(answer['id'])} (within {answer['depth']} hops)"]
+    return [*heads, f"{total} dependants of {one_line(answer['id'])} (depth {answer['depth']}), closest first:"]
+
+
+def _affected_notice(cut_notes: int, cut: int, budget: int) -> str:
+    what = " and ".join(part for part in (f"{cut_notes} more notes" if cut_notes else "", f"{cut} more dependants" if cut else "") if part)
+    return f"[truncated: {what} past the {budget}-token budget; raise {parameter('budget')} to see them]"
+
+
 def format_affected(answer: dict[str, Any]) -> str:
-    notes = [
-        f"  {one_line(n['label'])} ({one_line(n['source'])})" + (f" [{n['status'].upper()}]" if n["status"] != m.LIVE else "") + f" —anchored_to→ {one_line(n['via'])}" for n in answer.get("notes", [])
-    ]
-    tail = [f"{len(notes)} vault note(s) anchored to it or its dependants:", *notes] if notes else []
-    if not answer["affected"]:
-        return "\n".join([f"nothing depends on {one_line(answer['id'])} (within {answer['depth']} hops)", *tail])
-    out = [f"{len(answer['affected'])} dependants of {one_line(answer['id'])} (depth {answer['depth']}):"]
-    for h in answer["affected"]:
-        flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
-        out.append(f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){flag} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}")
-    if answer["truncated"]:
+    """Anchored notes first, then the dependants closest first (`affected` already cut both to its budget)."""
+    heads = _affected_heads(answer)
+    notes = [_note_line(n) for n in answer.get("notes", [])]
+    out = [heads[0], *notes, heads[1]] if len(heads) == 2 else [heads[0]]
+    out += [_hit_line(h) for h in answer["affected"]]
+    if answer.get("cut") or answer.get("cut_notes"):
+        out.append(_affected_notice(answer.get("cut_notes", 0), answer.get("cut", 0), answer["budget"]))
+    elif answer["truncated"]:
         out.append(f"[truncated at {len(answer['affected'])} dependants: lower {parameter('depth')}]")
-    return "\n".join(out + tail)
+    return "\n".join(out)
 
 
 def view_label(nid: str) -> str:

@@ -804,6 +804,16 @@ class GraphReader:
         """(id, row JSON) of every note node, by id."""
         yield from self.con.execute("SELECT id, data FROM nodes WHERE kind='note' ORDER BY id")
 
+    def source_hashes(self) -> dict[str, str]:
+        """Every source's content hash, by path (what the passage job compares with its record)."""
+        return dict(self.con.execute("SELECT rel, hash FROM sources"))
+
+    def nodes_of_source(self, rel: str, kinds: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+        """(id, row) of the nodes of these kinds a source owns, by id."""
+        marks = ",".join("?" * len(kinds))
+        rows = self.con.execute(f"SELECT id, data FROM nodes WHERE source=? AND kind IN ({marks}) ORDER BY id", (rel, *kinds))
+        return [(nid, orjson.loads(data)) for nid, data in rows]
+
     def by_label(self, label_lc: str) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT id FROM nodes WHERE label_lc=?", (label_lc,))]
 

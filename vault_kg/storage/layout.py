@@ -16,7 +16,7 @@ from vault_kg.core.config import OUT_DIRNAME
 from vault_kg.core.errors import KgError
 from vault_kg.core.store import OUT_GITIGNORE, ignored_folder
 
-__all__ = ["GITIGNORE", "Layout", "cache_db", "ensure_out", "is_built", "out_dir"]
+__all__ = ["GITIGNORE", "Layout", "cache_db", "claim_out", "ensure_out", "is_built", "out_dir"]
 
 GITIGNORE = OUT_GITIGNORE
 
@@ -42,6 +42,11 @@ class Layout:
     @property
     def cache(self) -> Path:
         return self.out / "cache"
+
+    @property
+    def owner(self) -> Path:
+        """Which scope's artifacts this folder holds (`claim_out`)."""
+        return self.out / "scope.owner"
 
     @property
     def cache_db(self) -> Path:
@@ -104,6 +109,30 @@ class Layout:
     @property
     def worker_state_lock(self) -> Path:
         return self.model_worker / "state.lock"
+
+    @property
+    def vectors(self) -> Path:
+        """The passage vectors (`vault_kg.storage.vectors`): a store per embedder, the job's passage list."""
+        return self.out / "vectors"
+
+    def vector_store(self, embedder: str) -> Path:
+        return self.vectors / f"{embedder}.safetensors"
+
+    @property
+    def passages(self) -> Path:
+        return self.vectors / "passages.json"
+
+    @property
+    def embed_lock(self) -> Path:
+        return self.out / ".embed.lock"
+
+    @property
+    def embed_waiting(self) -> Path:
+        return self.out / ".embed.waiting"
+
+    @property
+    def embed_log(self) -> Path:
+        return self.out / "embed.log"
 
     @property
     def watch_lease(self) -> Path:
@@ -169,3 +198,29 @@ def ensure_out(out: Path) -> None:
         if not os.access(folder, os.W_OK | os.X_OK):
             raise KgError(f"{folder}: the output folder is read-only; make it writable (chmod u+w '{folder}') or pass --out")
     ignored_folder(out)
+
+
+def claim_out(out: Path, kind: str, name: str) -> None:
+    """Mark `out` as the artifacts of the `kind` scope `name`, or refuse when another kind owns it.
+
+    A vault and a registered project in one folder would share one `kg-out/`: an update of one
+    rebuilt the cache over the other's graph (found by #27's bench: `kg mcp` on that folder turned
+    the project's code graph into the vault's notes). Each scope's artifacts stay its own: the
+    second kind is refused with the fix, before anything is written.
+    """
+    from vault_kg.core.store import atomic_write
+
+    path = Layout(out).owner
+    try:
+        held = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        held = ""
+    owner_kind, _, owner_name = held.partition(" ")
+    if owner_kind and owner_kind != kind:
+        what = "the vault's graph" if owner_kind == "vault" else f"the code graph of project '{owner_name}'"
+        raise KgError(
+            f"{out}: this output folder holds {what}; a vault and a project in one folder cannot share it: "
+            "register the project at its own folder (`kg project remove NAME`, then `kg project add PATH`) or keep the vault elsewhere"
+        )
+    if held != f"{kind} {name}":
+        atomic_write(path, f"{kind} {name}\n".encode())

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from vault_kg.core import store
 
-from vault_kg.storage.layout import Layout, ensure_out
+from vault_kg.storage.layout import Layout, claim_out, ensure_out
 from vault_kg.core.adapter import ScopeAdapter
 from vault_kg.core.errors import KgError
 from vault_kg.core.scopes import Scope
@@ -86,6 +86,7 @@ def _locked_run(scope: Scope, paths: list[Path] | None, force: bool, progress: P
     adapter = adapter_for(scope.kind)
     layout = Layout(scope.out)
     ensure_out(scope.out)
+    claim_out(scope.out, scope.kind, scope.name)
     result = RunResult(scope.name, scope.kind)
     with store.scope_lock(layout):
         for where, names in SWEPT:

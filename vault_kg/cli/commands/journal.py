@@ -1,7 +1,7 @@
 """`kg journal add` and `kg recall`: the episodic journal from the command line.
 
-A thin shell over episodic.journal and episodic.recall. Nothing heavy is imported at module
-level: `kg journal add` must stay fast, and only a recall that searches loads memsearch.
+A thin shell over episodic.journal and the front door's recall. Nothing heavy is imported at
+module level: `kg journal add` must stay fast, and only a recall that searches loads an embedder.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def recall_command(
     Example: kg recall --yesterday --json
     """
     from episodic import recall as rc
+    from vault_kg import api
     from vault_kg.core.errors import KgError
 
     root, tz = _vault_and_tz(vault)
@@ -64,7 +65,7 @@ def recall_command(
     elif not question.strip():
         raise KgError('nothing to recall: give a question (kg recall "what did I do yesterday") or --today')
     else:
-        result = rc.recall(root, question, tz=tz, limit=limit)
+        result = api.recall_result(question, root, limit)
     if result.sync is not None and result.sync.rebuilt:
         print(f"journal index rebuilt from the markdown: {result.sync.rebuilt}", file=sys.stderr)
     emit(result.to_dict(), as_json, lambda _: rc.format_result(result))
