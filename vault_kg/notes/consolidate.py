@@ -123,9 +123,10 @@ def shingles(text: str) -> set[int]:
 
 
 def load_notes(vault: Path) -> dict[str, Note]:
-    from extract.notes import VaultAdapter, extract_note
+    from extract.notes import extract_note
+    from extract.vault_scan import list_notes
 
-    sources, _ = VaultAdapter().list_sources(vault)
+    sources, _ = list_notes(vault)
     notes: dict[str, Note] = {}
     for rel in sources:
         try:
