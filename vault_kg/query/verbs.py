@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 HUB_RELATIONS = frozenset(WALK_SKIPS)  # never followed by a query's expansion; `path` only as a last resort
-HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
+HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL, m.ATTACHMENT}  # never a hit: a tag, a missing target, an image is not an answer
 MAX_BUDGET = 50_000
 MAX_DEPTH = 6
 SNIPPET_CHARS = 160
@@ -62,9 +62,16 @@ CHARS_PER_TOKEN = 4
 FILTERED_SEED_FACTOR = 60  # a filtered query reads this many candidates per seed before filtering
 
 
+FLAGGED = (m.STALE, m.SUPERSEDED, m.QUARANTINED)  # `pending` is the model's state, said once (`kg stats`), never per line
+
+
 def _status_flag(node: dict[str, Any]) -> str:
-    status = node.get("status")
-    return f" [{status.upper()}]" if status in (m.STALE, m.SUPERSEDED, m.PENDING, m.QUARANTINED) else ""
+    return status_flag(node.get("status"))
+
+
+def status_flag(status: Any) -> str:
+    """` [STALE]` and the like after a name, for what is not current knowledge; "" otherwise."""
+    return f" [{status.upper()}]" if status in FLAGGED else ""
 
 
 def snippet(scope: Scope, node: dict[str, Any], terms: list[str]) -> tuple[int | None, str]:
@@ -320,7 +327,7 @@ def _answer(question: str, budget: int, hits: list[dict[str, Any]], edges: list[
 def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
     where = f"{one_line(hit['source'])}:{hit['line']}" if hit.get("source") else one_line(hit["id"])
     scope = f"[{one_line(hit['scope'])}] " if multi else ""
-    flag = f" [{hit['status'].upper()}]" if hit.get("status") not in (None, m.LIVE) else ""
+    flag = status_flag(hit.get("status"))
     head = f"{'*' if hit['seed'] else '-'} {scope}{one_line(hit['label'])} ({hit['kind']}){flag} — {where}"
     parts = [head]
     if hit.get("summary"):
@@ -470,7 +477,7 @@ def format_explain(answer: dict[str, Any]) -> str:
     for _title, groups, arrow in (("outgoing", answer["outgoing"], "→"), ("incoming", answer["incoming"], "←")):
         for relation in sorted(groups):
             items = groups[relation]
-            shown = ", ".join(f"{one_line(i['label'])}{' [' + i['status'].upper() + ']' if i['status'] != m.LIVE else ''}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])
+            shown = ", ".join(f"{one_line(i['label'])}{status_flag(i['status'])}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])
             more = f" … +{len(items) - 12}" if len(items) > 12 else ""
             out.append(f"  {arrow} {relation} ({len(items)}): {shown}{more}")
     return "\n".join(out)
@@ -559,6 +566,8 @@ def format_stats(s: dict[str, Any]) -> str:
         "  nodes: " + ", ".join(f"{k} {v}" for k, v in s.get("by_kind", {}).items()),
         "  edges: " + ", ".join(f"{k} {v}" for k, v in s.get("by_relation", {}).items()),
     ]
+    if s.get("model"):
+        lines.append(f"  {s['model']}")
     return "\n".join(lines)
 
 
@@ -625,15 +634,13 @@ def _affected(view: GraphView, name: str, depth: int, limit: int, include_stale:
 
 
 def format_affected(answer: dict[str, Any]) -> str:
-    notes = [
-        f"  {one_line(n['label'])} ({one_line(n['source'])})" + (f" [{n['status'].upper()}]" if n["status"] != m.LIVE else "") + f" —anchored_to→ {one_line(n['via'])}" for n in answer.get("notes", [])
-    ]
+    notes = [f"  {one_line(n['label'])} ({one_line(n['source'])})" + status_flag(n["status"]) + f" —anchored_to→ {one_line(n['via'])}" for n in answer.get("notes", [])]
     tail = [f"{len(notes)} vault note(s) anchored to it or its dependants:", *notes] if notes else []
     if not answer["affected"]:
         return "\n".join([f"nothing depends on {one_line(answer['id'])} (within {answer['depth']} hops)", *tail])
     out = [f"{len(answer['affected'])} dependants of {one_line(answer['id'])} (depth {answer['depth']}):"]
     for h in answer["affected"]:
-        flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
+        flag = status_flag(h["status"])
         out.append(f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){flag} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}")
     if answer["truncated"]:
         out.append("[truncated: raise the limit or lower --depth]")
