@@ -85,7 +85,7 @@ def test_the_journal_keeps_a_summary_and_tags_the_user_changed(tmp_path: Path) -
     """Issue #29, finding 4: the next append used to put kg's own summary and tags back."""
     append_entry(tmp_path, "first", project="p", now=datetime(2024, 5, 13, 9, 0))
     day = tmp_path / "journal" / "2024-05-13.md"
-    edited = day.read_text().replace("summary: \"Journal for Monday 2024-05-13: 1 entry (p)\"", 'summary: "Migration day"').replace("project/p]", "project/p, topic/migration]")
+    edited = day.read_text().replace('summary: "Journal for Monday 2024-05-13: 1 entry (p)"', 'summary: "Migration day"').replace("project/p]", "project/p, topic/migration]")
     day.write_text(edited)
     append_entry(tmp_path, "second", project="q", now=datetime(2024, 5, 13, 11, 0))
     after = day.read_text()
