@@ -14,7 +14,6 @@ a note is still read, and moved here by that note's next repair.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -70,20 +69,20 @@ def with_written(records: dict[str, dict[str, Any]], vault: Path) -> dict[str, d
 
 
 def append(vault: Path, note: str, items: list[dict[str, Any]]) -> None:
-    """Append one line per entry for `note` (redacted; never through a link out of the vault)."""
+    """Append one line per entry for `note` (redacted), through the vault's one safe write (its
+    lock, a regular file inside the vault, appended in place)."""
     if not items:
         return
+    from vault_kg.core.safe_write import rewrite
+
     path = history_path(vault)
+    rel = "/".join(HISTORY_PARTS)
     folder = path.parent
     if folder.is_symlink() or (folder.exists() and not inside(folder, vault)) or path.is_symlink():
         raise KgError(f"{path}: a link where kg keeps anchor history; remove it (the notes were written, their history was not)")
     lines = "".join(redact(json.dumps({"note": note, **item}, ensure_ascii=False, sort_keys=True)) + "\n" for item in items)
     try:
         folder.mkdir(exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
-        try:
-            os.write(fd, lines.encode("utf-8"))
-        finally:
-            os.close(fd)
     except OSError as exc:
         raise KgError(f"{path}: cannot append the anchor history ({exc.strerror or exc}); the notes were written, check that the folder is writable") from exc
+    rewrite(vault, path, rel, lambda old: (old or "") + ("\n" if old and not old.endswith("\n") else "") + lines, noun="the anchor history (the notes were written)")

@@ -100,8 +100,9 @@ def _exempt(root: Path) -> Any:
 
 def note_extractions(scope: Scope) -> tuple[dict[str, m.Extraction], list[Problem], list[Any]]:
     """Every note's extraction (the cache's when the note is unchanged), unreadable notes, the skips."""
-    from extract.notes import extract_note
+    from extract.notes import MAX_NOTE_BYTES, extract_note
     from extract.vault_scan import list_notes
+    from vault_kg.core.safe_read import read_regular
     from vault_kg.storage.cache import read_extractions
 
     cached = read_extractions(Layout(scope.out).cache_db)
@@ -117,7 +118,7 @@ def note_extractions(scope: Scope) -> tuple[dict[str, m.Extraction], list[Proble
         size, mtime, ext = cached.get(rel, (None, None, None))
         if ext is None or size != st.st_size or mtime != st.st_mtime_ns:
             try:
-                ext = extract_note(rel, path.read_bytes())
+                ext = extract_note(rel, read_regular(path, MAX_NOTE_BYTES + 1, root=scope.root, trust_folders=True))
             except OSError as exc:
                 unreadable.append(Problem(rel, "unreadable", f"unreadable ({exc.strerror}); check its permissions"))
                 continue
@@ -160,11 +161,11 @@ def _duplicate_advice(extractions: dict[str, m.Extraction]) -> list[dict[str, st
 def note_warnings(root: Path, rel: str) -> list[str]:
     """What a build says about one note as it is now (its properties ignored, and why): for the
     hook after an edit that the background refresh already took in."""
-    from extract.notes import extract_note
+    from extract.notes import MAX_NOTE_BYTES, extract_note
     from vault_kg.core.safe_read import read_regular
 
     try:
-        return extract_note(rel, read_regular(root / rel, root=root)).warnings
+        return extract_note(rel, read_regular(root / rel, MAX_NOTE_BYTES + 1, root=root)).warnings
     except OSError:
         return []
 

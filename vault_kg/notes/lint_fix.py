@@ -24,18 +24,20 @@ def fix_frontmatter(scope: Scope) -> list[dict[str, Any]]:
     """Quote every property value YAML refused for holding `: ` (the one fix that is always safe),
     in notes whose frontmatter then parses; each change written through the vault's guard."""
     from extract.notes import extract_note
-    from vault_kg.notes.vault_write import write_note
+    from vault_kg.notes.vault_write import read_current, write_note
 
     extractions, _, _ = note_extractions(scope)
     done: list[dict[str, Any]] = []
     for rel, ext in sorted(extractions.items()):
         if not ext.meta.get("frontmatter_error"):
             continue
-        text = (scope.root / rel).read_bytes().decode("utf-8")
+        text = read_current(scope.root, rel)
+        if text is None:
+            continue  # deleted since the listing
         new, lines = _quoted(rel, text)
         if not lines or extract_note(rel, new.encode("utf-8")).meta.get("frontmatter_error"):
             continue  # not that mistake, or not only that one: left for a person
-        write_note(scope.root, rel, new, contract=False)
+        write_note(scope.root, rel, new, based_on=text, contract=False)  # refused if another program changed it since
         done.append({"source": rel, "lines": lines})
     return done
 
