@@ -68,6 +68,18 @@ def test_embeds_of_files_that_exist_resolve_and_only_a_missing_one_dangles(built
     assert result.attachments == 5 and api.format_run(result, "built").startswith("built vault: 11 notes · 5 attachments")
 
 
+def test_consolidate_plans_nothing_for_an_existing_attachment_a_day_note_or_a_template(built: tuple[Path, Any, dict[str, Any]]) -> None:
+    from vault_kg.notes.consolidate import plan
+
+    vault, _, graph = built
+    data = plan(vault)
+    dangling = [r["why"] for r in data["review"] if r["kind"] == "dangling"]
+    assert dangling == ["[[season-2-figure.png]] has no likely target; create the note or fix the link"], "an embed of a file that exists is not dangling"
+    touched = {a.get("note") for a in data["actions"]} | {r.get("note") for r in data["review"]}
+    days = {n["source"] for n in graph["nodes"] if n["kind"] == m.NOTE and is_episodic(n)}
+    assert not touched & (days | {"Templates/Daily.md", "Templates/Weekly.md"}), "a hand-written day or a template is never proposed for a change"
+
+
 def test_a_canvas_embeds_its_cards_and_links_its_text(built: tuple[Path, Any, dict[str, Any]]) -> None:
     _, _, graph = built
     canvas = edges_from(graph, m.attachment_id("Boards/Research.canvas"))

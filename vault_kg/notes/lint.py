@@ -24,13 +24,13 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from vault_kg.core import model as m
 from vault_kg.core.scopes import Scope
 from vault_kg.storage.layout import Layout
 
-__all__ = ["CONTRACT_RULES", "Problem", "check_note", "format_lint", "lint", "note_extractions", "note_warnings", "templates_folder"]
+__all__ = ["CONTRACT_RULES", "Problem", "check_note", "exempt_from_contract", "format_lint", "lint", "note_extractions", "note_warnings", "templates_folder"]
 
 CONTRACT_RULES = ("frontmatter", "summary", "tag-namespace", "scope-tag")
 SCOPE_ADVICE = "add `scope/<project>` (or `kg promote` it, for knowledge that holds everywhere)"
@@ -88,7 +88,7 @@ def templates_folder(root: Path) -> str:
     return ""
 
 
-def _exempt(root: Path) -> Any:
+def exempt_from_contract(root: Path) -> Callable[[str], bool]:
     """Notes not held to the contract: day and week notes, and the templates folder."""
     from vault_kg.core.day_files import day_settings, period_of
 
@@ -130,7 +130,7 @@ def lint(scope: Scope, show_all: bool = False, fixed: list[dict[str, Any]] | Non
     """Problems and contract gaps of every note, counted by rule; `show_all` lists every finding
     in the text report (the data always holds them all); `fixed`: what `kg lint --fix` changed."""
     extractions, problems, skips = note_extractions(scope)
-    exempt = _exempt(scope.root)
+    exempt = exempt_from_contract(scope.root)
     for rel, ext in extractions.items():
         found = check_note(ext)
         problems.extend(p for p in found if p.rule not in CONTRACT_RULES or not exempt(rel))
