@@ -35,6 +35,7 @@ ATTACHMENT_SUFFIXES = frozenset(
 )
 FILE_SUFFIX_RE = re.compile(r"\.([A-Za-z0-9]{1,10})$")
 URL_RE = re.compile(r"\b(?:[a-z][a-z0-9+.-]{0,31}+://|www\.|mailto:)\S+", re.IGNORECASE)
+SCHEME_RE = re.compile(r"[a-z][a-z0-9+.-]{0,31}:", re.IGNORECASE)  # `obsidian:`, `zotero:`, `C:`: not a vault path; `2024-06-14T16:18:08.png` is one
 # A tag's characters are [A-Za-z0-9_\-/\u00C0-\uFFFF], written as what they are not (the other code
 # points up to U+00BF, and those above U+FFFF): `re` compiles a range as wide as \u00C0-\uFFFF by
 # walking each code point in it, 2 ms of every process that reads a note; this class, in microseconds.
@@ -229,7 +230,7 @@ def _wikilinks(visible: str, number: int, links: list[Link]) -> None:
 def _markdown_links(visible: str, number: int, links: list[Link]) -> None:
     for match in MDLINK_RE.finditer(visible):
         href = match.group(3) or match.group(4)
-        if URL_RE.match(href) or href.startswith("#") or ":" in href.split("/")[0]:
+        if URL_RE.match(href) or href.startswith("#") or SCHEME_RE.match(href):
             continue
         written, _, fragment = href.partition("#")
         path = unquote(written)

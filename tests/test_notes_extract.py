@@ -178,3 +178,9 @@ def test_tag_characters_are_the_class_they_stand_for() -> None:
     ours = [m.start() for m in re.finditer(TAG_CHARS, every)]
     assert ours == [m.start() for m in re.finditer(r"[A-Za-z0-9_\-/\u00C0-\uFFFF]", every)]
     assert len(ours) == 26 * 2 + 10 + 3 + (0xFFFF - 0xC0 + 1)
+
+
+def test_a_markdown_embed_of_a_file_named_with_a_time_is_a_link_and_a_scheme_is_not() -> None:
+    """Screenshot tools name files `2024-06-14T16:18:08,98+02:00.png`: the `:` is no URL scheme."""
+    text = "![](2024-06-14T16:18:08,984568739+02:00.png) [z](zotero://select/items/1) [o](obsidian:open) [c](C:/x.png)\n"
+    assert [link.target for link in scan_markdown(text).links] == ["2024-06-14T16:18:08,984568739+02:00.png"]
