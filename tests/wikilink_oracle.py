@@ -123,7 +123,9 @@ def shortest(path: str) -> tuple[int, int, str]:
 class Resolver:
     def __init__(self, notes: dict[str, Note]) -> None:
         self.by_path = {(p[:-3] if p.lower().endswith(".md") else p).casefold(): p for p in notes}
-        self.paths = sorted(notes)
+        self.by_name: dict[str, list[str]] = {}  # last path component (no `.md`), case-folded: where a suffix can end
+        for path in sorted(notes):
+            self.by_name.setdefault(posixpath.basename((path[:-3] if path.lower().endswith(".md") else path).casefold()), []).append(path)
         self.by_alias: dict[str, list[str]] = {}
         for path, note in notes.items():
             for alias in note.aliases:
@@ -138,6 +140,8 @@ class Resolver:
         by file name or path suffix, then by alias.
         """
         key = target.strip().casefold()
+        if key.endswith("/"):
+            return []  # `[[prime/#]]` names a folder: Obsidian looks for `prime/.md`, never `prime.md`
         if key.endswith(".md"):
             key = key[:-3]
         folder = posixpath.dirname(source).casefold()
@@ -151,7 +155,7 @@ class Resolver:
         if name.startswith(".."):
             return []  # leaves the vault
         suffix = "/" + name.lstrip("/")
-        named = [p for p in self.paths if ("/" + (p[:-3] if p.lower().endswith(".md") else p).casefold()).endswith(suffix)]
+        named = [p for p in self.by_name.get(posixpath.basename(suffix), []) if ("/" + (p[:-3] if p.lower().endswith(".md") else p).casefold()).endswith(suffix)]
         if named or markdown:
             return sorted(named, key=shortest)
         return sorted(self.by_alias.get(key, []), key=shortest)
