@@ -27,7 +27,7 @@ MAX_DAY_BYTES = 8 * 1024 * 1024
 BASE_TAGS = ("type/journal", "scope/global")
 
 _DAY_FILE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
-_ENTRY_HEADING_RE = re.compile(r"^## (\d{2}:\d{2})(?: · (.*\S|\s+?))?\s*$")  # linear: no lazy group before `\s*$`
+ENTRY_HEADING_RE = re.compile(r"^## (\d{2}:\d{2})(?: · (.*\S|\s+?))?\s*$")  # linear: no lazy group before `\s*$`
 _ANY_HEADING_RE = re.compile(r"^(#{1,6})\s")
 _SECTION_RE = re.compile(r"^#{1,2}\s")
 _FRONTMATTER_RE = re.compile(r"\A---\n(.*?\n)?---\n", re.DOTALL)
@@ -106,7 +106,7 @@ def parse_entries(text: str, day: date, relpath: str) -> list[Entry]:
     lines = text.split("\n")
     entries: list[Entry] = []
     for start, line in enumerate(lines):
-        m = _ENTRY_HEADING_RE.match(line)
+        m = ENTRY_HEADING_RE.match(line)
         if not m:
             continue
         stop = next((i for i in range(start + 1, len(lines)) if _SECTION_RE.match(lines[i])), len(lines))
@@ -189,17 +189,19 @@ def append_entry(
 
 
 def _with_entry(old: str, day: date, heading: str, body: str, relpath: str) -> str:
-    """The day file's new text: the old body untouched, the entry appended, the summary renewed."""
+    """The day file's new text: the old text untouched, the entry appended, and the summary
+    renewed only when the frontmatter is still exactly the one kg wrote for the entries above."""
     match = _FRONTMATTER_RE.match(old)
     head: str | None
     if not old.strip():
         head, rest = None, f"\n# {day.isoformat()} ({day:%A})\n"
-    elif match and is_kg_frontmatter(match.group(1) or ""):
+    elif match and is_kg_frontmatter(match.group(1) or "") and old[: match.end()] == render_frontmatter(day, parse_entries(old[match.end() :], day, relpath)):
         head, rest = None, old[match.end() :]
-    else:  # a frontmatter someone else wrote, or none: the top of the file stays exactly as it is
+    else:  # a frontmatter someone wrote or changed (a summary, a tag), or none: the top stays exactly as it is
         head, rest = (old[: match.end()], old[match.end() :]) if match else ("", old)
     newline = "\r\n" if "\r\n" in old else "\n"
-    rest = rest.rstrip("\r\n") + f"\n\n{heading}\n{body}\n".replace("\n", newline)
+    pad = "" if rest.endswith(newline * 2) else newline if rest.endswith(newline) else newline * 2  # append: the old text stays a prefix
+    rest = rest + pad + f"{heading}\n{body}\n".replace("\n", newline)
     if head is not None:
         return head + rest
     return render_frontmatter(day, parse_entries(rest, day, relpath)) + rest

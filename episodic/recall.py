@@ -1,14 +1,16 @@
-"""Recall over the journal: dates resolved to days, then memsearch hybrid search within those days.
+"""Recall over the day notes: dates resolved to days, then memsearch hybrid search within those days.
 
-The index is memsearch (Milvus Lite, dense + BM25) over `journal/`, kept in the vault's `kg-out/`
-as `journal.db` (never synced, never the truth: it is rebuilt from the markdown whenever it is
-missing, unreadable, or built with another embedder). Indexing is incremental and lazy: before a
-search, files whose size or mtime changed since the last run are re-indexed (memsearch embeds only
-the chunks that changed) and deleted days are dropped.
+The day notes are kg's journal (`journal/YYYY-MM-DD.md`) and every day or week note a person
+keeps (`episodic.days`: Obsidian's Daily Notes and Periodic Notes, Logseq's journals, any note
+named for a day). The index is memsearch (Milvus Lite, dense + BM25) over them, kept in the
+vault's `kg-out/` as `journal.db` (never synced, never the truth: it is rebuilt from the markdown
+whenever it is missing, unreadable, or built with another embedder). Indexing is incremental and
+lazy: before a search, files whose size or mtime changed since the last run are re-indexed
+(memsearch embeds only the chunks that changed) and deleted days are dropped.
 
 Day files can be edited by hand or pulled from another machine, so kg never lets memsearch read
 them: each is read by kg (a regular file inside the vault, bounded in size), redacted line for
-line, and the copy in `kg-out/journal-index-src/` is what gets indexed and quoted back.
+line, and the copy in `kg-out/journal-index-src/<vault path>` is what gets indexed and quoted back.
 
 Milvus Lite lets one process open a database at a time. kg serialises its own processes with a
 file lock beside the database and waits a bounded time; journal writes never take this lock.
@@ -32,18 +34,19 @@ from typing import Any, Callable
 
 from vault_kg.core.errors import KgError, StoreBusy
 from vault_kg.core.safe_read import inside, read_regular
-from vault_kg.core.secrets import redact
 
 from .dates import DateRange, resolve, resolve_timezone, today_in
+from .day_entries import split_day
+from .days import DayFile, covers, day_text, list_day_files, read_entries
 from .embedder import EmbedderSettings, EmbedderUnavailable, embed_query, load_settings, preload, provider_kwargs, reachable
-from .journal import JOURNAL_DIRNAME, MAX_DAY_BYTES, Entry, day_of, list_days, out_dir, parse_entries, write_atomic
+from .journal import MAX_DAY_BYTES, Entry, out_dir, write_atomic
 
 DB_NAME = "journal.db"
 COLLECTION = "journal"
 MANIFEST_NAME = "journal-index.json"
 LOCK_NAME = "journal-index.lock"
 MIRROR_NAME = "journal-index-src"
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3  # 3: every day note of the vault, mirrored under its vault path
 LOCK_TIMEOUT_S = 30.0
 DEFAULT_LIMIT = 10
 
@@ -128,7 +131,6 @@ class JournalIndex:
         lock_timeout: float = LOCK_TIMEOUT_S,
     ) -> None:
         self.vault = vault.resolve()
-        self.journal = self.vault / JOURNAL_DIRNAME
         self.settings = settings or load_settings()
         self.lock_timeout = lock_timeout
         self.out = out_dir(self.vault)
@@ -212,12 +214,13 @@ class JournalIndex:
 
     # -- incremental indexing ------------------------------------------------------------------
 
-    def sync(self) -> SyncStats:
-        """Bring the index up to date with the journal folder; cheap when nothing changed."""
+    def sync(self, files: list[DayFile] | None = None) -> SyncStats:
+        """Bring the index up to date with the vault's day notes (`files`, when the caller has
+        listed them already); cheap when nothing changed."""
         self._require_open()
         started = time.perf_counter()
         stats = SyncStats()
-        current = _stat_days(self.journal, self.vault)
+        current = _stat_days(self.vault, list_day_files(self.vault) if files is None else files)
         manifest = self._load_manifest()
         if not self.db_path.exists() and manifest is not None:
             stats.rebuilt = "the database is missing"
@@ -254,7 +257,7 @@ class JournalIndex:
                 stats.chunks = asyncio.run(self._index_files(changed))
             for source in removed:
                 self._mem.store.delete_by_source(source)
-                if Path(source).parent == self.mirror:
+                if inside(source, self.mirror) and Path(source).is_file():
                     Path(source).unlink(missing_ok=True)
             self._flush()
         stats.indexed_files, stats.removed_files = len(changed), len(removed)
@@ -267,7 +270,7 @@ class JournalIndex:
         total = 0
         self.mirror.mkdir(parents=True, exist_ok=True)
         for name in names:
-            write_atomic(self.mirror / name, day_text(self.vault, self.journal / name))
+            write_atomic(self.mirror / name, day_text(self.vault, self.vault / name))
             total += await self._mem.index_file(self.mirror / name)
         return total
 
@@ -303,8 +306,9 @@ class JournalIndex:
 
     # -- search --------------------------------------------------------------------------------
 
-    def search(self, text: str, *, days: list[date] | None = None, project: str = "", limit: int = DEFAULT_LIMIT) -> list[Hit]:
-        """Hybrid (dense + BM25) search over the entries of ``days`` (None: every day)."""
+    def search(self, text: str, *, days: list[date] | None = None, files: list[DayFile] | None = None, project: str = "", limit: int = DEFAULT_LIMIT) -> list[Hit]:
+        """Hybrid (dense + BM25) search over the entries of `files` (or of the day notes of
+        ``days``; None for both: every day note)."""
         self._require_open()
         if self._mem is None:
             self.sync()
@@ -312,9 +316,10 @@ class JournalIndex:
         if not store._collection_exists:
             return []
         filters = []
-        if days is not None:
-            names = [f"{d.isoformat()}.md" for d in days]
-            existing = [n for n in names if (self.mirror / n).is_file()]
+        if files is None and days is not None:
+            files = [f for f in list_day_files(self.vault) if f.period.kind == "day" and f.day in set(days)]
+        if files is not None:
+            existing = [f.relpath for f in files if (self.mirror / f.relpath).is_file()]
             if not existing:
                 return []
             filters.append(f"source in [{', '.join(_quote(self._source(n)) for n in existing)}]")
@@ -323,82 +328,53 @@ class JournalIndex:
         with reachable(self.settings):
             vector = embed_query(self._mem._embedder, text)
         raw = store.search(vector, query_text=text, top_k=max(limit * 3, 20), filter_expr=" and ".join(filters))
-        return _hits_from_chunks(raw, limit)
+        return _hits_from_chunks(raw, limit, self.mirror, {f.relpath: f for f in files or list_day_files(self.vault)})
 
 
-def _hits_from_chunks(chunks: list[dict[str, Any]], limit: int) -> list[Hit]:
-    """Map chunks back to whole entries (best score per entry), newest first among equals."""
+def _hits_from_chunks(chunks: list[dict[str, Any]], limit: int, mirror: Path, files: dict[str, DayFile]) -> list[Hit]:
+    """Map chunks back to whole entries (best score per entry), newest first among equals. A chunk
+    of a hand-written day can span several entries (bullets, paragraphs): each of them is a hit."""
     parsed: dict[str, list[Entry]] = {}
     best: dict[tuple[str, int], Hit] = {}
     for chunk in chunks:
         path = Path(chunk["source"])
-        day = day_of(path)
-        if day is None:
+        rel = path.relative_to(mirror).as_posix() if inside(path, mirror) else ""
+        file = files.get(rel)
+        if file is None:
             continue
-        if path.name not in parsed:
+        if rel not in parsed:
             try:  # the redacted copy kg wrote, which is what the chunk was cut from
                 text = read_regular(path, MAX_DAY_BYTES).decode("utf-8", "replace")
             except OSError:
                 text = ""
-            parsed[path.name] = parse_entries(text, day, f"{JOURNAL_DIRNAME}/{path.name}")
-        line = int(chunk.get("start_line") or 0)
-        entry = next((e for e in parsed[path.name] if e.line <= line <= e.end_line), None)
-        if entry is None:
-            continue  # the day's frontmatter or title, not an entry
-        key = (entry.file, entry.line)
+            parsed[rel] = split_day(text, file.day, rel)
+        first = int(chunk.get("start_line") or 0)
+        last = max(first, int(chunk.get("end_line") or first))
         score = float(chunk.get("score") or 0.0)
-        if key not in best or (best[key].score or 0.0) < score:
-            best[key] = Hit(entry, score)
+        for entry in (e for e in parsed[rel] if e.line <= last and first <= e.end_line):  # none: the frontmatter or the title
+            key = (entry.file, entry.line)
+            if key not in best or (best[key].score or 0.0) < score:
+                best[key] = Hit(entry, score)
     ranked = sorted(best.values(), key=lambda h: (-round(h.score or 0.0, 3), *_newest_first(h.entry)))
     return ranked[:limit]
 
 
-def _newest_first(entry: Entry) -> tuple[int, int]:
+def _newest_first(entry: Entry) -> tuple[int, int, str, int]:
     hours, _, minutes = entry.time.partition(":")
-    return -entry.day.toordinal(), -(int(hours) * 60 + int(minutes)) if hours.isdigit() and minutes.isdigit() else 0
+    clock = int(hours) * 60 + int(minutes) if minutes else -1  # an entry without a time sorts after the timed ones of its day
+    return -entry.day.toordinal(), -clock, entry.file, -entry.line
 
 
-def _stat_days(journal: Path, vault: Path) -> dict[str, list[int]]:
-    """Each day file's stat; a FIFO, a device or a symlink out of the vault is not a day file."""
+def _stat_days(vault: Path, files: list[DayFile]) -> dict[str, list[int]]:
+    """Each day note's stat, by vault path (the listing already refused FIFOs and links out of the vault)."""
     out: dict[str, list[int]] = {}
-    if not journal.is_dir() or not inside(journal, vault):
-        return out
-    with os.scandir(journal) as it:
-        for item in it:
-            if item.is_file() and day_of(Path(item.name)) is not None and (not item.is_symlink() or inside(item.path, vault)):
-                st = item.stat()
-                out[item.name] = [st.st_size, st.st_mtime_ns]
+    for file in files:
+        try:
+            st = os.stat(vault / file.relpath)
+        except OSError:
+            continue
+        out[file.relpath] = [st.st_size, st.st_mtime_ns]
     return dict(sorted(out.items()))
-
-
-def day_text(vault: Path, path: Path) -> str:
-    """A day file as recall may show it: read safely (a regular file inside the vault, at most
-    `MAX_DAY_BYTES`) and redacted line for line, so every entry keeps its `file:line`.
-
-    A hand-edited or pulled day file never went through the journal writer's redaction. The
-    text is kept per process while the file's size and mtime stay (one recall reads each day
-    twice: for the projects it names and for its entries; a server reads them on every call).
-    """
-    try:
-        st = path.stat()
-    except OSError:
-        return ""
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key in _DAY_TEXTS:
-        return _DAY_TEXTS[key]
-    try:
-        raw = read_regular(path, MAX_DAY_BYTES, root=vault)
-    except OSError:
-        return ""
-    text = redact(raw.decode("utf-8", "replace"), keep_lines=True)
-    if len(_DAY_TEXTS) >= _DAY_TEXTS_KEPT:
-        _DAY_TEXTS.clear()
-    _DAY_TEXTS[key] = text
-    return text
-
-
-_DAY_TEXTS: dict[tuple[str, int, int], str] = {}
-_DAY_TEXTS_KEPT = 20_000
 
 
 def _quote(value: str) -> str:
@@ -431,14 +407,15 @@ def _quiet_logs() -> None:
 # -- questions -------------------------------------------------------------------------------------
 
 
-def list_entries(vault: Path, days: list[date] | None, *, project: str = "", limit: int | None = None) -> list[Hit]:
-    """Entries of ``days`` (None: all days) read straight from the markdown, newest first."""
-    available = list_days(vault)
-    chosen = sorted(available if days is None else (d for d in days if d in available), reverse=True)
+def list_entries(vault: Path, days: list[date] | None, *, project: str = "", limit: int | None = None, files: list[DayFile] | None = None) -> list[Hit]:
+    """Entries of the day notes of ``days`` (None: all days), or of `files`, read straight from
+    the markdown, newest first."""
+    if files is None:
+        wanted = None if days is None else set(days)
+        files = [f for f in list_day_files(vault) if wanted is None or (f.period.kind == "day" and f.day in wanted)]
     hits: list[Hit] = []
-    for day in chosen:
-        entries = parse_entries(day_text(vault, available[day]), day, f"{JOURNAL_DIRNAME}/{available[day].name}")
-        for entry in reversed(entries):
+    for file in sorted(files, key=lambda f: (f.day, f.period.kind == "day", f.relpath), reverse=True):
+        for entry in reversed(read_entries(vault, file)):
             if project and entry.project.lower() != project.lower():
                 continue
             hits.append(Hit(entry, None))
@@ -447,10 +424,15 @@ def list_entries(vault: Path, days: list[date] | None, *, project: str = "", lim
     return hits
 
 
+def files_in(vault: Path, rng: DateRange, files: list[DayFile] | None = None) -> list[DayFile]:
+    """The day (and week) notes a question about `rng` reads: one listing of the vault, however
+    wide the range (`between 0001-01-01 and 9999-12-31` is 3.6 million days, and a handful of files)."""
+    return [f for f in (list_day_files(vault) if files is None else files) if covers(f, rng.start, rng.end)]
+
+
 def days_in(vault: Path, rng: DateRange) -> list[date]:
-    """The days of `rng` that have a journal file: one listing of the folder, however wide the
-    range (`between 0001-01-01 and 9999-12-31` is 3.6 million days, and a handful of files)."""
-    return [day for day in list_days(vault) if day in rng]
+    """The days of `rng` that have a day note."""
+    return sorted({f.day for f in files_in(vault, rng) if f.period.kind == "day"})
 
 
 def recall_days(vault: Path, days: list[date], *, question: str = "") -> RecallResult:
@@ -470,8 +452,10 @@ def _project_in(words: list[str], projects: set[str]) -> str:
     return ""
 
 
-def _journal_projects(vault: Path, days: list[date] | None) -> set[str]:
-    return {h.entry.project for h in list_entries(vault, days) if h.entry.project}
+def _journal_projects(vault: Path, files: list[DayFile]) -> set[str]:
+    """The projects kg's own entries name (only kg writes `## HH:MM · project`, only in `journal/`)."""
+    mine = [f for f in files if f.relpath.startswith("journal/")]
+    return {h.entry.project for h in list_entries(vault, None, files=mine) if h.entry.project}
 
 
 def recall(
@@ -484,13 +468,13 @@ def recall(
     settings: EmbedderSettings | None = None,
     lock_timeout: float = LOCK_TIMEOUT_S,
     index: JournalIndex | None = None,
-    search: Callable[[str, list[date] | None, str, int], list[Hit]] | None = None,
-    listing: Callable[[list[date] | None, str, int | None], list[Hit]] | None = None,
+    search: Callable[[str, list[DayFile] | None, str, int], list[Hit]] | None = None,
+    listing: Callable[[list[DayFile] | None, str, int | None], list[Hit]] | None = None,
 ) -> RecallResult:
-    """Answer a question from the journal: resolve its dates, then search (or list) those days.
+    """Answer a question from the day notes: resolve its dates, then search (or list) those days.
 
-    `search(text, days, project, limit)` searches the entries (kg's passage index, see
-    `vault_kg.memory.journal_recall`) and `listing(days, project, limit)` lists them; without
+    `search(text, files, project, limit)` searches (`files`: the day notes in range, None: all) the entries (kg's passage index, see
+    `vault_kg.memory.journal_recall`) and `listing(files, project, limit)` lists them; without
     them, `list_entries` lists and memsearch searches: pass an open ``index`` to reuse it across
     questions (a long-lived process), otherwise one is opened, synced and closed.
     """
@@ -498,30 +482,31 @@ def recall(
         raise KgError(f"--limit must be at least 1, not {limit}")
     tz = tz or resolve_timezone()
     resolved = resolve(question, now=now, tz=tz)
-    days = days_in(vault, resolved.range) if resolved.range is not None else None
+    every = list_day_files(vault)  # one walk of the vault for the whole question
+    files = files_in(vault, resolved.range, every) if resolved.range is not None else None
     words = _WORD_RE.findall(resolved.rest.lower())
     # A project named in the question filters even when it has no entry in the range: "last week
     # on payments" with nothing on payments last week answers nothing, not another project's week.
-    project = _project_in(words, _journal_projects(vault, days)) or (_project_in(words, _journal_projects(vault, None)) if days is not None else "")
+    project = _project_in(words, _journal_projects(vault, every if files is None else files)) or (_project_in(words, _journal_projects(vault, every)) if files is not None else "")
     project_words = set(re.sub(r"[^a-z0-9]+", " ", project.lower()).split())
     content = [w for w in words if w not in _FILLER and w not in project_words]
     window = resolved.range if resolved.range is not None and resolved.range.window is not None else None
     wanted = None if window is not None else limit  # a window filters after the fact: take all, then cut
     if not content:
-        listed = listing(days, project, wanted) if listing is not None else list_entries(vault, days, project=project, limit=wanted)
+        listed = listing(files, project, wanted) if listing is not None else list_entries(vault, None, project=project, limit=wanted, files=every if files is None else files)
         hits = _within(listed, window, limit)
         return RecallResult(question, "list", resolved.range, project, hits)
     text = " ".join(content) if project else resolved.rest
     wanted = limit if window is None else max(limit * 5, 50)
     if search is not None:
-        return RecallResult(question, "search", resolved.range, project, _within(search(text, days, project, wanted), window, limit))
+        return RecallResult(question, "search", resolved.range, project, _within(search(text, files, project, wanted), window, limit))
     if index is not None:
-        sync = index.sync()
-        hits = index.search(text, days=days, project=project, limit=wanted)
+        sync = index.sync(every)
+        hits = index.search(text, files=files, project=project, limit=wanted)
     else:
         with JournalIndex(vault, settings=settings, lock_timeout=lock_timeout) as opened:
-            sync = opened.sync()
-            hits = opened.search(text, days=days, project=project, limit=wanted)
+            sync = opened.sync(every)
+            hits = opened.search(text, files=files, project=project, limit=wanted)
     return RecallResult(question, "search", resolved.range, project, _within(hits, window, limit), sync)
 
 
@@ -549,7 +534,8 @@ def format_result(result: RecallResult) -> str:
         project = f" · {one_line(e.project, 80)}" if e.project else ""
         score = f"  ({hit.score:.2f})" if hit.score is not None else ""
         body = "\n".join(f"    {one_line(line)}" for line in e.text.split("\n")[:6])
-        blocks.append(f"{e.day.isoformat()} {e.day:%a} {e.time}{project}  {one_line(e.file)}:{e.line}{score}\n{body}")
+        when = f"{e.day.isoformat()} {e.day:%a}" + (f" {e.time}" if e.time else "")
+        blocks.append(f"{when}{project}  {one_line(e.file)}:{e.line}{score}\n{body}")
     return "\n\n".join(blocks)
 
 

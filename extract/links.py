@@ -24,8 +24,18 @@ BACKTICK_RUN_RE = re.compile(r"`+")
 WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 # Possessive and bounded on purpose: `[[[[…`, `[x](` or `](x "` repeated on one long line must
 # stay linear, so a destination stops at the next `[` (a failed `[x](` may not rescan the line).
-MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*+\])*+)\]\(\s*+<?([^)\s>\[]++)>?(?:\s++\"[^\"\n]{0,500}+\")?\s*+\)")
+# A destination is `<any text but angle brackets>` or a run without spaces in which parentheses
+# come in balanced pairs (`Image%20(2).png`), CommonMark's two forms.
+MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*+\])*+)\]\(\s*+(?:<([^<>\n]{1,1000}+)>|((?:[^()\s<>\[]|\([^()\s]{0,200}+\))++))(?:\s++\"[^\"\n]{0,500}+\")?\s*+\)")
+# What a markdown link to a missing file must end with to be recorded as dangling: a note, or a
+# kind of file a vault holds. `[site](example.com)` or `[v](1.2)` that lead nowhere are not links.
+ATTACHMENT_SUFFIXES = frozenset(
+    """md canvas png jpg jpeg gif bmp svg webp avif heic heif tif tiff ico mp3 wav m4a ogg oga flac 3gp opus aac
+    mp4 webm ogv mov mkv avi pdf txt csv tsv json xml epub doc docx xls xlsx ppt pptx odt ods odp rtf zip excalidraw""".split()
+)
+FILE_SUFFIX_RE = re.compile(r"\.([A-Za-z0-9]{1,10})$")
 URL_RE = re.compile(r"\b(?:[a-z][a-z0-9+.-]{0,31}+://|www\.|mailto:)\S+", re.IGNORECASE)
+SCHEME_RE = re.compile(r"[a-z][a-z0-9+.-]{0,31}:", re.IGNORECASE)  # `obsidian:`, `zotero:`, `C:`: not a vault path; `2024-06-14T16:18:08.png` is one
 # A tag's characters are [A-Za-z0-9_\-/\u00C0-\uFFFF], written as what they are not (the other code
 # points up to U+00BF, and those above U+FFFF): `re` compiles a range as wide as \u00C0-\uFFFF by
 # walking each code point in it, 2 ms of every process that reads a note; this class, in microseconds.
@@ -52,6 +62,8 @@ class Link:
     block: str | None = None
     label: str | None = None
     markdown: bool = False
+    optional: bool = False  # a markdown link to a file of no known kind: a link only if the file exists
+    raw: str | None = None  # a markdown link's path as written, when it holds `%XX` escapes
 
 
 @dataclass
@@ -203,19 +215,28 @@ def scan_markdown(body: str, first_line: int = 1) -> Scan:
     return Scan(headings, links, tags, blocks, prose)
 
 
+TEMPLATE_MARKS = ("{{", "<%")  # `[[{{title}}]]` in a template note is filled in later: not a link yet
+
+
 def _wikilinks(visible: str, number: int, links: list[Link]) -> None:
     for match in WIKILINK_RE.finditer(visible):
         target, head, block, label = parse_wikilink(match.group(2))
+        if any(mark in target for mark in TEMPLATE_MARKS):
+            continue
         if target or head or block:
             links.append(Link(target, number, bool(match.group(1)), head, block, label))
 
 
 def _markdown_links(visible: str, number: int, links: list[Link]) -> None:
     for match in MDLINK_RE.finditer(visible):
-        href = match.group(3)
-        if URL_RE.match(href) or href.startswith("#") or ":" in href.split("/")[0]:
+        href = match.group(3) or match.group(4)
+        if URL_RE.match(href) or href.startswith("#") or SCHEME_RE.match(href):
             continue
-        path, _, fragment = unquote(href).partition("#")
-        if not path.lower().endswith(".md"):
-            continue
-        links.append(Link(path, number, bool(match.group(1)), fragment or None, None, match.group(2) or None, True))
+        written, _, fragment = href.partition("#")
+        path = unquote(written)
+        fragment = unquote(fragment)
+        suffix = FILE_SUFFIX_RE.search(path.rpartition("/")[2])
+        if suffix is None or not any(c.isalpha() for c in suffix.group(1)):
+            continue  # `[x](folder/)`, `[x](Some Note)`, `[v](1.2)`: not a file Obsidian would open
+        optional = suffix.group(1).lower() not in ATTACHMENT_SUFFIXES
+        links.append(Link(path, number, bool(match.group(1)), fragment or None, None, match.group(2) or None, True, optional, written if written != path else None))

@@ -121,7 +121,7 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
     With no answer (the pass off, or the note pending), the relations the note's structure states
     are still kept for `enrich` (see `extract.stated_relations`): they need no model."""
     s = _settings(ctx)
-    if ext.quarantine:
+    if ext.quarantine or not m.is_note_path(rel):  # an attachment has no prose to ask about
         return ext
     if not s.enabled:
         return _stated_only(rel, data, ext, STATED)
@@ -186,7 +186,7 @@ def name_tables(exts: dict[str, m.Extraction]) -> tuple[dict[str, list[str]], di
     titles: dict[str, list[str]] = {}
     for rel in sorted(exts):
         ext = exts[rel]
-        if ext.quarantine:
+        if ext.quarantine or not m.is_note_path(rel):
             continue
         title = ext.hot("title", "") or ""
         own = list(ext.hot("aliases", []) or [])

@@ -15,23 +15,20 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from vault_kg.core import model as m
 from vault_kg.core.adapter import Resolution, SourceSkip
 from vault_kg.core.secrets import redact
 
 from . import vault_scan
+from .attachments import extract_attachment, reads_bytes
+from .frontmatter import MAX_FRONTMATTER_CHARS, FrontmatterError, frontmatter_line, parse_frontmatter, split_frontmatter  # noqa: F401  (re-exported)
 from .links import Link, normalize_tag, scan_markdown
 from .vault_scan import SKIP_DIRS  # noqa: F401  (re-exported: the folders the scanner never reads)
 from .redaction import redact_extraction
 
 MAX_NOTE_BYTES = int(os.environ.get("KG_MAX_NOTE_BYTES", str(5 * 1024 * 1024)))
-MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_SEARCH_CHARS = 20_000
 FM_OPEN_RE = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
-YAML_ALIAS_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][A-Za-z0-9_][\w-]*", re.MULTILINE)
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def content_hash(data: bytes) -> str:
@@ -39,7 +36,8 @@ def content_hash(data: bytes) -> str:
 
 
 class VaultAdapter:
-    """Notes are `*.md` files under the vault; hidden folders and `kg-out/` are never read."""
+    """Notes are `*.md` files under the vault, and every other file is an attachment; hidden
+    folders and `kg-out/` are never read."""
 
     kind = "vault"
     edges_owned_by_source = True  # every edge an extraction holds is owned by that note
@@ -52,7 +50,13 @@ class VaultAdapter:
         return vault_scan.is_source(root, relpath)
 
     def extract(self, relpath: str, data: bytes) -> m.Extraction:
+        if not m.is_note_path(relpath):
+            return extract_attachment(relpath, data, content_hash(data), _link_ref)
         return extract_note(relpath, data)
+
+    def reads(self, relpath: str) -> bool:
+        """Whether extracting `relpath` needs its bytes: an attachment but a canvas is a stat (see `extract.attachments`)."""
+        return reads_bytes(relpath)
 
     def resolve(self, extractions: dict[str, m.Extraction]) -> Resolution:
         return resolve_vault(extractions)
@@ -92,41 +96,6 @@ def _quarantined(relpath: str, digest: str, reason: str, size: int) -> m.Extract
         quarantine=reason,
         meta={"title": title, "aliases": [], "headings": [], "size": size},
     )
-
-
-def split_frontmatter(text: str) -> tuple[str | None, str, int]:
-    """(frontmatter text or None, body, 1-based file line where the body starts)."""
-    import frontmatter
-
-    handler = frontmatter.YAMLHandler()
-    if not handler.detect(text):
-        return None, text, 1
-    try:
-        fm_text, body = handler.split(text)
-    except ValueError:
-        return None, text, 1
-    offset = len(text) - len(body)
-    return fm_text, body, text.count("\n", 0, offset) + 1
-
-
-def parse_frontmatter(fm_text: str) -> dict[str, Any]:
-    """Parse YAML frontmatter with the C loader; raise ValueError with a user-facing reason."""
-    if len(fm_text) > MAX_FRONTMATTER_CHARS:
-        raise ValueError(f"frontmatter is larger than {MAX_FRONTMATTER_CHARS // 1024} KB")
-    if YAML_ALIAS_RE.search(fm_text) and re.search(r"(^|[\s:\[,-])\*[A-Za-z0-9_]", fm_text, re.MULTILINE):
-        raise ValueError("frontmatter uses YAML anchors/aliases (`&x` / `*x`), which notes do not need")
-    try:
-        data = yaml.load(fm_text, Loader=YAML_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ValueError(f"malformed YAML frontmatter{where}: {problem}") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError("frontmatter is not a key: value mapping")
-    return data
 
 
 def json_safe(value: Any, depth: int = 0) -> Any:
@@ -170,8 +139,10 @@ def _key_line(fm_text: str, key: str) -> int:
     return fm_text.count("\n", 0, match.start()) + 2 if match else 1
 
 
-def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any] | str:
-    """(text, frontmatter text, frontmatter, markdown scan) of a note, or why it is quarantined."""
+def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any, FrontmatterError | None] | str:
+    """(text, frontmatter text, frontmatter, markdown scan, why the frontmatter was ignored) of a
+    note, or why it is quarantined. Frontmatter that does not parse is ignored, not fatal: the body
+    still builds, as Obsidian still shows it."""
     if len(data) > MAX_NOTE_BYTES:
         return f"note is {len(data) / 1e6:.1f} MB, over the {MAX_NOTE_BYTES / 1e6:.0f} MB cap; split it or raise KG_MAX_NOTE_BYTES"
     if b"\x00" in data[:8192]:
@@ -183,16 +154,22 @@ def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any] | str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     fm_text, body, body_line = split_frontmatter(text)
     fm: dict[str, Any] = {}
+    problem: FrontmatterError | None = None
     if fm_text is not None:
         try:
-            fm = parse_frontmatter(fm_text)
-        except ValueError as exc:
-            return f"{exc}; fix the frontmatter and run `kg update`"
+            fm = parse_frontmatter(fm_text, frontmatter_line(text, fm_text))
+        except FrontmatterError as exc:
+            problem = exc
     try:
         scan = scan_markdown(body, body_line)
     except RecursionError:
         return "note structure too deeply nested to scan"
-    return text, fm_text, fm, scan
+    return text, fm_text, fm, scan, problem
+
+
+def frontmatter_warning(relpath: str, problem: FrontmatterError) -> str:
+    """The one line a build prints for a note whose properties were ignored: file, line, fix."""
+    return f"{relpath}:{problem.line}: properties ignored ({problem.problem}); {problem.fix}; the note's text and links are read"
 
 
 def _frontmatter_tags(fm: dict[str, Any]) -> list[str]:
@@ -210,7 +187,7 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
     parsed = _parse(data)
     if isinstance(parsed, str):
         return _quarantined(relpath, digest, parsed, len(data))
-    text, fm_text, fm, scan = parsed
+    text, fm_text, fm, scan, problem = parsed
     nid = m.note_id(relpath)
     h1 = next((h.text for h in scan.headings if h.level == 1), None)
     title = str(fm.get("title") or h1 or note_title_from_path(relpath)).strip()
@@ -236,6 +213,8 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
     }
     if props:
         node["props"] = props
+    if problem:
+        node["frontmatter_error"] = f"line {problem.line}: {problem.problem}; {problem.fix}"
     nodes: dict[str, dict[str, Any]] = {nid: node}
     edges: list[dict[str, Any]] = []
     tags_line = _key_line(fm_text, "tags") if fm_text else 1
@@ -248,7 +227,8 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
         edges.append(m.edge(nid, m.tag_id(tag), m.TAGGED, relpath, line))
 
     refs = [_link_ref(nid, relpath, link) for link in scan.links]
-    search = " \n".join([title, " ".join(aliases), summary, " ".join(all_tags), " ".join(h.text for h in scan.headings), "\n".join(scan.prose)])
+    unread = fm_text if problem and fm_text else ""  # properties that do not parse are still words a search can find
+    search = " \n".join([title, " ".join(aliases), summary, " ".join(all_tags), unread, " ".join(h.text for h in scan.headings), "\n".join(scan.prose)])
     return redact_extraction(
         m.Extraction(
             source=relpath,
@@ -257,6 +237,7 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
             edges=edges,
             refs=refs,
             text=search[:MAX_SEARCH_CHARS],
+            warnings=[frontmatter_warning(relpath, problem)] if problem else [],
             meta={
                 "title": title,
                 "aliases": aliases,
@@ -264,6 +245,7 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
                 "fm_tags": fm_tags,
                 "inline_tags": sorted(set(inline_tags)),
                 "has_frontmatter": fm_text is not None,
+                **({"frontmatter_error": {"line": problem.line, "reason": problem.problem, "fix": problem.fix}} if problem else {}),
                 "summary_present": summary_raw is not None,
                 "headings": [[h.level, h.text, h.line] for h in scan.headings],
                 "blocks": scan.blocks,
@@ -292,6 +274,11 @@ def _link_ref(nid: str, relpath: str, link: Link) -> m.Ref:
         attrs["block"] = link.block
     if link.label:
         attrs["label"] = link.label
+    if link.optional:
+        attrs["optional"] = True
+    if link.raw:  # a file named with its `%20`s as written: tried when the decoded name finds nothing
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), link.raw))
+        attrs["raw"] = [_strip_md(joined).lower().lstrip("/"), posixpath.normpath(_strip_md(link.raw)).lower().lstrip("/")]
     attrs["key"] = _strip_md(target).lower().lstrip("/")
     return m.Ref(nid, target, m.EMBEDS if link.embed else m.LINKS_TO, link.line, attrs)
 
@@ -355,10 +342,17 @@ class NoteIndex:
         return self.by_stem.get(key) or (self.by_alias.get(key) if aliases else None) or []
 
 
-def _pick(candidates: list[str]) -> str:
-    """Obsidian's tie-break for same-named notes: the shortest path, then alphabetical."""
+def _pick(candidates: list[str], owner: str = "") -> str:
+    """Obsidian's tie-break for same-named notes: the shortest path, then alphabetical. For
+    same-named attachments, the one nearest the linking note first (in its folder, then below
+    it: where Obsidian's "same folder as current file" and "in subfolder" attachment settings put
+    them), then the shortest path, which finds a vault-wide attachment folder."""
     if len(candidates) == 1:
         return candidates[0]
+    if not m.is_note_path(candidates[0]):
+        folder = posixpath.dirname(owner)
+        below = folder + "/" if folder else ""
+        return min(candidates, key=lambda p: (posixpath.dirname(p) != folder, not p.startswith(below), p.count("/"), len(p), p))
     return min(candidates, key=lambda p: (p.count("/"), len(p), p))
 
 
@@ -432,9 +426,11 @@ def link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, li
     unresolved: list[tuple[str, str]] = []
     sections: list[tuple[str, str, str, int]] = []
     for ref in refs:
-        target_path, count, heading_text, heading_line = _resolve_ref(ref, index)
+        target_path, count, heading_text, heading_line = _resolve_ref(ref, index, owner)
         extra = {k: v for k, v in ref.attrs.items() if k in {"heading", "block", "label"}}
         if target_path is None:
+            if ref.attrs.get("optional"):
+                continue  # `[site](example.com)`: a link only when such a file exists
             uid = m.unresolved_id(ref_key(ref).strip())
             unresolved.append((uid, _strip_md(ref.target).strip()))
             edges.append(m.edge(ref.source, uid, ref.relation, owner, ref.line, **extra))
@@ -442,6 +438,9 @@ def link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, li
         confidence = m.AMBIGUOUS if count > 1 else m.EXTRACTED
         if count > 1:
             extra["candidates"] = count
+        if not m.is_note_path(target_path):  # an attachment: `#page=3` and the like are the viewer's business
+            edges.append(m.edge(ref.source, m.attachment_id(target_path), ref.relation, owner, ref.line, confidence=confidence, **extra))
+            continue
         target = m.note_id(target_path)
         if ref.attrs.get("heading") and heading_text is None:
             extra["unresolved_heading"] = ref.attrs["heading"]
@@ -454,16 +453,18 @@ def link_source(owner: str, refs: list[m.Ref], index: NoteIndex) -> dict[str, li
         if e["confidence"] == m.AMBIGUOUS and (e["target"], e["relation"]) in definite:
             e["confidence"], e["score"] = m.EXTRACTED, m.CONFIDENCE_SCORE[m.EXTRACTED]
             e.pop("candidates", None)
-    keys = {ref_key(r) for r in refs} | {r.attrs["written"] for r in refs if r.attrs.get("written")}
+    keys = {ref_key(r) for r in refs} | {r.attrs["written"] for r in refs if r.attrs.get("written")} | {k for r in refs for k in r.attrs.get("raw", ())}
     return {"edges": edges, "unresolved": unresolved, "sections": sections, "keys": sorted(keys)}
 
 
-def _resolve_ref(ref: m.Ref, index: NoteIndex) -> tuple[str | None, int, str | None, int | None]:
+def _resolve_ref(ref: m.Ref, index: NoteIndex, owner: str = "") -> tuple[str | None, int, str | None, int | None]:
     """(target note path or None, number of candidates, matched heading text, heading line)."""
     candidates = index.lookup(ref.target, bool(ref.attrs.get("path")), ref.attrs.get("written"))
+    if not candidates and ref.attrs.get("raw"):
+        candidates = index.lookup(*ref.attrs["raw"][:1], True, ref.attrs["raw"][1])
     if not candidates:
         return None, 0, None, None
-    target = _pick(candidates)
+    target = _pick(candidates, owner)
     heading = ref.attrs.get("heading")
     if heading:
         wanted = heading.lower()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CODE_NODE_KINDS", "MAX_CHARS", "MAX_SOURCE_BYTES", "Passage", "code_passage", "digest_of", "journal_passages", "note_passages", "source_passages"]
+__all__ = ["CODE_NODE_KINDS", "MAX_CHARS", "MAX_SOURCE_BYTES", "Passage", "code_passage", "day_passages", "digest_of", "journal_passages", "note_passages", "source_passages"]
 
 MAX_CHARS = 1200  # measured: sections of ~1,000-2,000 characters rank as well as paragraphs and hold the answer more often
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
@@ -216,7 +216,14 @@ def source_passages(kind: str, root: Path, rel: str, nodes: list[tuple[str, dict
     day = journal_day(rel)
     if day is None:
         return note_passages(node, rel, text, str(attrs.get("label") or ""))
-    from episodic.journal import parse_entries
+    return day_passages(node, rel, text, day)[1]
 
-    entries = [(e.line + 1, e.end_line, f"{e.day.isoformat()} {e.time}" + (f" · {e.project}" if e.project else "")) for e in parse_entries(text.replace("\r\n", "\n"), day, rel)]
-    return journal_passages(node, rel, text, day.isoformat(), entries)
+
+def day_passages(node: str, rel: str, text: str, day: Any) -> tuple[list[Any], list[Passage]]:
+    """A day note's entries (kg's own and hand-written ones, as `episodic.day_entries` cuts them)
+    and their passages: one cut for the vector index and for recall, so their digests agree."""
+    from episodic.day_entries import split_day
+
+    entries = split_day(text.replace("\r\n", "\n"), day, rel)
+    spans = [(e.line, e.end_line, f"{e.day.isoformat()} {e.time}".rstrip() + (f" · {e.project}" if e.project else "")) for e in entries]
+    return entries, journal_passages(node, rel, text, day.isoformat(), spans)

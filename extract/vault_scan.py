@@ -1,4 +1,4 @@
-"""Which files of a vault are notes: the listing every full update starts with.
+"""Which files of a vault are sources (its notes and attachments): the listing every full update starts with.
 
 Kept apart from the extraction (`extract.notes`) so the paths that only need to know whether
 anything changed (a no-op `kg update`, the hooks) list the vault without importing the parser.
@@ -21,9 +21,16 @@ Stats = tuple[list[str], list[int], list[int]]  # paths, sizes, mtimes (ns): wha
 
 
 def list_sources(root: Path) -> tuple[list[str], list[SourceSkip]]:
-    """Every note, and what was skipped and why: symlinks that leave the vault, symlinked
-    folders, FIFOs, sockets and devices named `*.md`, and names that are not valid UTF-8."""
+    """Every note and attachment (any other file: images, PDFs, canvases), and what was skipped
+    and why: symlinks that leave the vault, symlinked folders, FIFOs, sockets and devices named
+    `*.md`, and names that are not valid UTF-8."""
     found, skips = _walk(root)
+    return [rel for rel, _ in found], skips
+
+
+def list_notes(root: Path) -> tuple[list[str], list[SourceSkip]]:
+    """`list_sources` without the attachments: the vault's markdown notes."""
+    found, skips = _walk(root, attachments=False)
     return [rel for rel, _ in found], skips
 
 
@@ -46,11 +53,14 @@ def list_source_stats(root: Path) -> tuple[Stats | None, list[SourceSkip]]:
     return (rels, sizes, mtimes), skips
 
 
-def _walk(root: Path) -> tuple[list[tuple[str, os.DirEntry[str]]], list[SourceSkip]]:
-    """The notes (sorted, each with its folder entry) and the skips, Obsidian's exclusions applied.
+def _walk(root: Path, attachments: bool = True) -> tuple[list[tuple[str, os.DirEntry[str]]], list[SourceSkip]]:
+    """The notes and attachments (sorted, each with its folder entry) and the skips, Obsidian's
+    exclusions applied.
 
     Folders are read in any order: both lists are sorted at the end. A plain note (a regular
-    `*.md` file with an ASCII name) takes the first test; everything else the full rules."""
+    `*.md` file with an ASCII name) takes the first test; everything else the full rules. An
+    attachment is a regular file (or a symlink to one inside the vault) with a valid name; any
+    other entry that is not a note is not a source and is passed over without a word."""
     found: list[tuple[str, os.DirEntry[str]]] = []
     skips: list[SourceSkip] = []
     root_real = os.path.realpath(root)
@@ -83,6 +93,8 @@ def _walk(root: Path) -> tuple[list[tuple[str, os.DirEntry[str]]], list[SourceSk
                     skips.append(SourceSkip(display_name(rel_folder + name), "symlinked folder not followed (loops and escapes are refused)"))
                 continue
             if name[-3:] not in _MD:
+                if attachments and _is_attachment(entry, name, root_real):
+                    found.append((rel_folder + name, entry))
                 continue
             skip = _note_skip(entry, name, root_real)
             if skip is None:
@@ -115,10 +127,20 @@ def _note_skip(entry: os.DirEntry[str], name: str, root_real: str) -> str | None
     return f"{kind}, not a regular file; not read (remove it or rename it without .md)"
 
 
+def _is_attachment(entry: os.DirEntry[str], name: str, root_real: str) -> bool:
+    """A file that is not a note but can be linked: regular, or a symlink to a regular file inside the vault."""
+    if entry.is_file(follow_symlinks=False):
+        return valid_name(name)
+    if not entry.is_symlink() or not valid_name(name):
+        return False
+    target = os.path.realpath(entry.path)
+    return target.startswith(root_real + os.sep) and os.path.isfile(target)
+
+
 def is_source(root: Path, relpath: str) -> bool:
     """`list_sources`'s rules for one path, without walking the vault (the hook's fast path)."""
     *folders, name = relpath.split("/")
-    if not name.lower().endswith(".md") or name.startswith(".") or not valid_name(relpath) or excluded(root)(relpath):
+    if not name or name.startswith(".") or not valid_name(relpath) or excluded(root)(relpath):
         return False
     folder = str(root)
     for part in folders:

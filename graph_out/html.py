@@ -206,7 +206,6 @@ _BODY = """<aside id="side">
 <span><i style="border:2px dashed #ff9f43"></i>stale</span>
 <span><i style="border:2px dotted #8b95a5;background:#0f1217"></i>unresolved</span>
 <span><i style="border:2px dashed #aab"></i>superseded</span>
-<span><i style="border:2px dotted #8ecbff"></i>pending</span>
 </div>
 <div id="tip"></div>
 <div id="toast"></div>

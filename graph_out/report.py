@@ -53,10 +53,14 @@ def render_report(data: dict[str, Any]) -> str:
     quarantined = [n for n in data["nodes"] if n.get("status") == "quarantined"]
     lines += ["", f"## Quarantined ({len(quarantined)})", ""]
     lines += [f"- `{n.get('source')}`: {_cell(n.get('quarantine'), 200)}" for n in quarantined] or ["None."]
-    stale = [n for n in data["nodes"] if n.get("status") in ("stale", "pending")]
+    ignored = [n for n in data["nodes"] if n.get("frontmatter_error")]
+    if ignored:
+        lines += ["", f"## Properties ignored ({len(ignored)})", "", "Frontmatter that is not valid YAML: the notes' text and links are in the graph, their properties are not.", ""]
+        lines += [f"- `{n.get('source')}` {_cell(n['frontmatter_error'], 200)}" for n in ignored[:MAX_ROWS]]
+    stale = [n for n in data["nodes"] if n.get("status") == "stale"]  # pending waits for the model: its state is said once, in the counts
     if stale:
-        lines += ["", f"## Stale or pending ({len(stale)})", ""]
-        lines += [f"- {n.get('status')}: `{n['id']}`" for n in stale[:MAX_ROWS]]
+        lines += ["", f"## Stale ({len(stale)})", ""]
+        lines += [f"- `{n['id']}`: {_cell(n.get('stale_reason'), 160)}" for n in stale[:MAX_ROWS]]
     duplicates = g.get("likely_duplicates") or []
     if duplicates:
         lines += ["", f"## Likely duplicate entities ({len(duplicates)}, never merged)", ""]

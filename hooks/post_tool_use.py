@@ -80,6 +80,8 @@ def update_vault_note(env: HookEnv, rel: str) -> list[str]:
     [result] = api.update_runs([vault_scope(env.vault, cfg=env.cfg)], [env.vault / rel], hook=True, cfg=env.cfg)
     lines = [f"kg: {env.vault / rel} was quarantined: {reason}" for source, reason in result.quarantined if source == rel]
     lines += [f"kg: {w}" for w in result.warnings]
+    if rel not in result.extracted:  # taken in already (a background refresh): what it said about this note, again
+        lines += [f"kg: {w}" for w in api.note_warnings(env.vault, rel) if w not in result.warnings]
     return lines
 
 

@@ -61,7 +61,9 @@ def test_moving_the_function_to_another_class_then_reanchor_finds_it(world: Worl
     assert "src/retry.py › class Other › method fetch" in out
     assert "locator: src/retry.py › class Other › method fetch" in world.note_text("notes/Retry.md")
     assert check(world)["dirty"] == []
-    assert "action: reanchor" in world.note_text("notes/Retry.md")
+    from vault_kg.anchors.history import entries
+
+    assert [e["action"] for e in entries(world.vault) if e["note"] == "notes/Retry.md"][-1] == "reanchor" and "history:" not in world.note_text("notes/Retry.md")
 
 
 def test_renaming_gives_symbol_not_found_and_reanchor_refuses_with_candidates(world: World) -> None:

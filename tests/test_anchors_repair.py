@@ -25,13 +25,21 @@ def frontmatter(world: World, rel: str) -> dict:
     return yaml.safe_load(text.split("---\n")[1])
 
 
+def history(world: World, rel: str) -> list[dict]:
+    """The note's entries in the vault's anchor history (`.kg/anchor-history.jsonl`), oldest first."""
+    from vault_kg.anchors.history import entries
+
+    return [e for e in entries(world.vault) if e["note"] == rel]
+
+
 def test_anchor_writes_project_locator_hash_and_history(world: World) -> None:
     from extract.code import symbols_of
 
     fm = frontmatter(world, "notes/Retry.md")
     expected = symbols_of("src/retry.py", (world.repo / "src/retry.py").read_bytes())[FETCH]["hash"]
     assert fm["anchors"] == [{"project": "demo", "locator": FETCH, "hash": expected}]
-    assert [h["action"] for h in fm["history"]] == ["anchor"] and fm["history"][0]["hash"] == expected
+    assert "history" not in fm, "the history lives beside the notes, not in their properties"
+    assert [h["action"] for h in history(world, "notes/Retry.md")] == ["anchor"] and history(world, "notes/Retry.md")[0]["hash"] == expected
     assert fm["summary"] == "How fetch retries." and fm["tags"] == ["scope/global", "topic/retry"]
     assert world.note_text("notes/Retry.md").endswith("---\n# Retry\n\nFetch retries three times.\n")
 
@@ -84,8 +92,9 @@ def test_accept_rewrites_the_hash_keeps_the_body_and_appends_history(world: Worl
     assert code == 0, err
     fm = frontmatter(world, "notes/Retry.md")
     assert fm["anchors"][0]["hash"] != old_hash
-    assert [h["action"] for h in fm["history"]] == ["anchor", "accept"]
-    assert fm["history"][1]["previous"] == old_hash and fm["history"][0]["hash"] == old_hash
+    kept = history(world, "notes/Retry.md")
+    assert [h["action"] for h in kept] == ["anchor", "accept"] and "history" not in fm
+    assert kept[1]["previous"] == old_hash and kept[0]["hash"] == old_hash
     assert world.note_text("notes/Retry.md").split("---\n", 2)[2] == body_before
     assert check(world)["dirty"] == []
 
@@ -107,7 +116,7 @@ def test_supersede_keeps_both_and_as_of_answers_before_and_after(world: World) -
     old, new = frontmatter(world, "notes/Retry.md"), frontmatter(world, "notes/Retry v2.md")
     assert old["superseded_by"] == "[[notes/Retry v2]]" and old["valid_to"] == dt.date(2024, 6, 1)
     assert new["supersedes"] == ["[[notes/Retry]]"] and new["valid_from"] == dt.date(2024, 6, 1)
-    assert old["history"][-1]["action"] == "superseded" and new["history"][-1]["action"] == "supersede"
+    assert history(world, "notes/Retry.md")[-1]["action"] == "superseded" and history(world, "notes/Retry v2.md")[-1]["action"] == "supersede"
     assert valid_at(old, "2024-05-31") and not valid_at(old, "2024-06-01")
     assert not valid_at(new, "2024-05-31") and valid_at(new, "2024-06-01")
 
@@ -143,7 +152,7 @@ def test_retire_closes_the_window(world: World) -> None:
     assert code == 0, err
     fm = frontmatter(world, "notes/Retry.md")
     assert fm["retired"] == "fetch was removed" and fm["valid_to"] == dt.date(2024, 3, 1)
-    assert [h["action"] for h in fm["history"]] == ["anchor", "retire"]
+    assert [h["action"] for h in history(world, "notes/Retry.md")] == ["anchor", "retire"]
     world.edit("src/retry.py", "range(3)", "range(5)")
     assert check(world)["dirty"] == []
     assert dirty(check(world, "--as-of", "2024-02-01")) == {"note:notes/Retry.md": f"hash changed: {FETCH}"}

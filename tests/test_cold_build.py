@@ -42,6 +42,7 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
     vault = tmp_path / "vault"
     generate_vault(vault, NOTES)
     (vault / "area00" / "Broken yaml.md").write_text("---\nsummary: [oops\n---\nbody\n")
+    (vault / "area00" / "Binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR")
     (vault / "area00" / "Leaky.md").write_text("---\nsummary: key AKIAIOSFODNN7EXAMPLE\ntags: [ghp_abcdefghijklmnopqrstuvwxyz0123456789]\n---\n# Leaky\n\nSee [[sk-ant-abcdefghijklmnopqrstuvwxyz]].\n")
     used: list[int] = []
     real = stages.extracted
@@ -59,13 +60,14 @@ def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, 
         monkeypatch.setenv("KG_EXTRACT_WORKERS", workers)
         out = tmp_path / f"out-{workers}"
         result = engine.run(Scope(scope.name, scope.kind, scope.root, out.resolve()))
-        assert result.sources == NOTES + 2
+        assert result.sources == NOTES + 3
         outputs[workers] = canonical(out)
     assert used == [2], "the first build should have extracted in two worker processes"
     assert ahead == ["2"], "the ranking's imports are done ahead once, while the workers extract"
     assert outputs["2"] == outputs["1"], first_difference(outputs["2"], outputs["1"])
     assert "AKIAIOSFODNN7EXAMPLE" not in str(outputs["2"]) and "ghp_abc" not in str(outputs["2"])
-    assert any(n["status"] == m.QUARANTINED for n in outputs["2"]["graph"]["nodes"])
+    assert any(n.get("status") == m.QUARANTINED for n in outputs["2"]["graph"]["nodes"])
+    assert any(n.get("frontmatter_error") for n in outputs["2"]["graph"]["nodes"])
 
 
 def test_a_small_or_threaded_build_stays_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -136,6 +136,8 @@ def test_example_vault_page_renders_searches_and_shows_summaries(browser: Any, e
         other = next(n for n in sorted(nodes, key=lambda n: n["id"]) if n["kind"] == "note" and n.get("summary") and n["id"] != note["id"] and len(n["summary"]) > 20)
         page.page.keyboard.press("Escape")
         page.page.evaluate("document.activeElement.blur()")
+        page.page.click("#btn-fit")  # the search flew the camera to the first note; the other may lie off screen
+        page.page.wait_for_function("!window.kgView.flying")
         page.click_node(other["id"])
         assert page.view("selected") == other["id"]
         assert other["summary"] in page.page.inner_text("#panel .summary")

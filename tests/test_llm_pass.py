@@ -96,7 +96,7 @@ def test_outage_backs_off_says_it_once_and_recovers(vault: Path, monkeypatch: py
     assert state["down"]["cause"] == cause and state["down"]["until"] > state["down"]["since"]
     assert llm_worker.wake(scope.root, scope.out) == "backing off"
     line = llm_worker.notice(scope.out, 2)
-    assert line and "ollama serve" in line and "2 note(s) pending" in line
+    assert line and "ollama serve" in line and "2 note(s) wait for it" in line
     assert llm_worker.notice(scope.out, 2) is None, "once per cause, not on every update"
     drain(vault)
     first, second = llm_worker.read_state(scope.out)["down"], state["down"]

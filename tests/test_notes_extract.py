@@ -55,7 +55,7 @@ def test_tags_inline_nested_and_not_in_code() -> None:
 
 def test_links_every_form_with_lines() -> None:
     ext = extract_note("notes/retries.md", NOTE.encode())
-    refs = [(r.target, r.relation, r.line, {k: v for k, v in r.attrs.items() if k != "key"}) for r in ext.refs]
+    refs = [(r.target, r.relation, r.line, {k: v for k, v in r.attrs.items() if k not in ("key", "raw")}) for r in ext.refs]
     assert ("Payments Worker", m.LINKS_TO, 10, {}) in refs
     assert ("Payments API", m.LINKS_TO, 10, {"label": "the API"}) in refs
     assert ("Payments API", m.LINKS_TO, 11, {"heading": "Idempotency"}) in refs
@@ -84,12 +84,23 @@ def test_scan_keeps_line_numbers_from_offset() -> None:
     assert scan.links[0].line == 6
 
 
-def test_malformed_frontmatter_is_quarantined_with_reason() -> None:
-    ext = extract_note("bad.md", b"---\ntags: [a, b\nsummary: x\n---\nbody [[A]]\n")
-    assert ext.quarantine and "malformed YAML frontmatter" in ext.quarantine and "run `kg update`" in ext.quarantine
+def test_malformed_frontmatter_keeps_the_body_and_names_the_line_and_the_fix() -> None:
+    """Obsidian still shows such a note's body, links and backlinks: its properties are ignored,
+    one line names the file, the line and the fix (a note used to be quarantined, links and all)."""
+    ext = extract_note("bad.md", b"---\ntags: [a, b\nsummary: x\n---\nbody [[A]] #topic/x\n")
+    assert ext.quarantine is None and [r.target for r in ext.refs] == ["A"]
     node = ext.nodes[m.note_id("bad.md")]
-    assert node["status"] == m.QUARANTINED
-    assert ext.refs == []
+    assert node["status"] == m.LIVE and node["tags"] == ["topic/x"] and "props" not in node
+    assert ext.warnings == [ext.warnings[0]] and ext.warnings[0].startswith("bad.md:2: properties ignored") and "close the `[` list" in ext.warnings[0]
+    assert ext.meta["frontmatter_error"]["line"] == 2
+
+
+def test_a_plain_value_holding_colon_space_gets_the_quoted_line_as_its_fix() -> None:
+    text = "---\ntitle: Acme\nsummary: Client profile for Acme: contacts, scope\ntags: [client/acme]\n---\n# Acme\nSee [[Bob]].\n"
+    ext = extract_note("clients/Acme.md", text.encode())
+    assert ext.quarantine is None and [r.target for r in ext.refs] == ["Bob"] and "Client profile" in ext.text
+    assert ext.warnings[0].startswith("clients/Acme.md:3: properties ignored")
+    assert 'quote the value: `summary: "Client profile for Acme: contacts, scope"`' in ext.warnings[0]
 
 
 def test_non_utf8_binary_huge_and_empty() -> None:
@@ -102,12 +113,12 @@ def test_non_utf8_binary_huge_and_empty() -> None:
 def test_yaml_bomb_refused() -> None:
     bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b]\n---\n"
     ext = extract_note("bomb.md", bomb.encode())
-    assert ext.quarantine and "anchors/aliases" in ext.quarantine
+    assert ext.quarantine is None and "anchors/aliases" in ext.warnings[0] and "props" not in ext.nodes[m.note_id("bomb.md")]
 
 
 def test_frontmatter_not_a_mapping() -> None:
     ext = extract_note("list.md", b"---\n- a\n- b\n---\ntext\n")
-    assert ext.quarantine and "not a key: value mapping" in ext.quarantine
+    assert ext.quarantine is None and "not a key: value mapping" in ext.warnings[0] and "text" in ext.text
 
 
 def test_tags_as_string_and_crlf() -> None:
@@ -167,3 +178,9 @@ def test_tag_characters_are_the_class_they_stand_for() -> None:
     ours = [m.start() for m in re.finditer(TAG_CHARS, every)]
     assert ours == [m.start() for m in re.finditer(r"[A-Za-z0-9_\-/\u00C0-\uFFFF]", every)]
     assert len(ours) == 26 * 2 + 10 + 3 + (0xFFFF - 0xC0 + 1)
+
+
+def test_a_markdown_embed_of_a_file_named_with_a_time_is_a_link_and_a_scheme_is_not() -> None:
+    """Screenshot tools name files `2024-06-14T16:18:08,98+02:00.png`: the `:` is no URL scheme."""
+    text = "![](2024-06-14T16:18:08,984568739+02:00.png) [z](zotero://select/items/1) [o](obsidian:open) [c](C:/x.png)\n"
+    assert [link.target for link in scan_markdown(text).links] == ["2024-06-14T16:18:08,984568739+02:00.png"]

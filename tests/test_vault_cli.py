@@ -14,8 +14,8 @@ def test_build_summary_and_json(example_vault: Path, kg) -> None:
     done = kg("build", "--vault", str(example_vault))
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip().splitlines()[-1]
-    assert line.startswith("built vault: 38 notes") and "1 unresolved" in line and "1 quarantined" in line and line.endswith("s")
-    assert "Malformed Frontmatter.md" in done.stderr and "fix the frontmatter" in done.stderr
+    assert line.startswith("built vault: 38 notes") and "1 unresolved" in line and "0 quarantined" in line and line.endswith("s")
+    assert "Malformed Frontmatter.md:3: properties ignored" in done.stderr and "close the `[` list" in done.stderr
     again = kg("update", "--vault", str(example_vault), "--json")
     payload = json.loads(again.stdout)
     assert payload[0]["extracted"] == [] and payload[0]["written"] == []
@@ -89,7 +89,8 @@ def test_lint_contract_and_strict(example_vault: Path, kg) -> None:
     assert done.returncode == 0
     assert "inbox/Ideas Scratchpad.md: tag `draft` is not namespaced" in done.stdout
     assert "inbox/Ideas Scratchpad.md: no `scope/` tag" in done.stdout
-    assert "broken/Malformed Frontmatter.md: quarantined" in done.stdout
+    assert "broken/Malformed Frontmatter.md: line 3: properties ignored" in done.stdout
+    assert "scope/global" not in done.stdout, "lint never advises a tag the guardrails refuse"
     assert not (example_vault / "kg-out").exists(), "lint never writes"
     strict = kg("lint", "--strict", "--vault", str(example_vault))
     assert strict.returncode == 1

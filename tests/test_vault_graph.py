@@ -57,7 +57,8 @@ def test_build_example_vault(example_vault: Path) -> None:
     out = example_vault / "kg-out"
     assert (out / ".gitignore").read_text().strip().endswith("*")
     assert result.sources == 38
-    assert [q[0] for q in result.quarantined] == ["broken/Malformed Frontmatter.md"]
+    assert result.quarantined == []
+    assert [w.split(": ", 1)[0] for w in result.warnings] == ["broken/Malformed Frontmatter.md:3"]
     data = graph(example_vault)
     assert data["directed"] and data["multigraph"]
     g = nx.node_link_graph(data, edges="edges")
@@ -76,7 +77,7 @@ def test_build_example_vault(example_vault: Path) -> None:
     assert ("tag:topic/payments", "tag:topic") in parents
     report = (out / "GRAPH_REPORT.md").read_text()
     assert report.index("## God nodes") < report.index("## Communities") < report.index("## Dangling links")
-    assert "broken/Malformed Frontmatter.md" in report
+    assert "## Properties ignored (1)" in report and "`broken/Malformed Frontmatter.md` line 3:" in report
     assert_no_ghosts(example_vault)
 
 

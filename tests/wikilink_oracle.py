@@ -12,8 +12,13 @@ incremental update and a from-scratch build (both use the engine) still shows up
   notes with that file name, and for `folder/name`, the notes whose path ends with it, the
   shortest path winning (more than one candidate is ambiguous); then a note's `aliases`. What none
   of these finds is unresolved.
-- A note whose frontmatter is not valid YAML (or that is not UTF-8) is quarantined: it still
-  exists as a link target, but contributes neither links nor aliases.
+- A note whose frontmatter is not valid YAML keeps its body (Obsidian shows it, with its links
+  and backlinks, and only marks the properties invalid): its links count, its aliases do not. A
+  note that is not UTF-8 (or holds NUL bytes) still exists as a link target, but contributes
+  neither links nor aliases.
+- Every other file of the vault (an image, a PDF, a canvas) is a link target too, named by its
+  full file name (`[[map.png]]`, `![[img/map.png]]`, `![](../img/map.png)`); a markdown link to
+  a file that is not a note is a link only when that file exists.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]*)\]\(([^()\s]+?\.md)(?:#([^()\s]*))?\)")
+MD_LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\(([^()\s]+?\.[A-Za-z0-9]+)(?:#([^()\s]*))?\)")
 
 
 @dataclass(frozen=True)
@@ -57,12 +62,13 @@ class Note:
 
 
 def read_vault(vault: Path) -> dict[str, Note]:
+    """Every note, and every other file as a target with no body (symlinks are left out)."""
     notes: dict[str, Note] = {}
-    for file in sorted(vault.rglob("*.md")):
+    for file in sorted(vault.rglob("*")):
         rel = file.relative_to(vault).as_posix()
-        if any(part.startswith(".") or part == "kg-out" for part in rel.split("/")):
+        if any(part.startswith(".") or part in ("kg-out", "node_modules", "__pycache__") for part in rel.split("/")) or file.is_symlink() or not file.is_file():
             continue
-        notes[rel] = parse_note(rel, file.read_bytes())
+        notes[rel] = parse_note(rel, file.read_bytes()) if rel.lower().endswith(".md") else Note(rel, [], None)
     return notes
 
 
@@ -81,12 +87,10 @@ def parse_note(rel: str, raw: bytes) -> Note:
         if end != -1 and text[end + 4 : end + 5] in ("", "\n"):
             try:
                 meta = yaml.safe_load(text[4:end])
-            except yaml.YAMLError:
-                return Note(rel, [], None)
-            if meta is not None and not isinstance(meta, dict):
-                return Note(rel, [], None)
-            found = (meta or {}).get("aliases") or []
-            aliases = [found] if isinstance(found, str) else [str(a) for a in found if a is not None]
+            except (yaml.YAMLError, RecursionError):
+                meta = None  # properties ignored, body kept
+            found = meta.get("aliases") or [] if isinstance(meta, dict) else []
+            aliases = [found] if isinstance(found, str) else [str(a) for a in found if a is not None] if isinstance(found, list) else []
             body = "\n" * text[: end + 5].count("\n") + text[end + 5 :]
     headings = {m.group(1).strip().casefold() for line in visible_lines(body) if (m := HEADING.match(line))}
     return Note(rel, aliases, body, headings)
@@ -118,8 +122,10 @@ def shortest(path: str) -> tuple[int, int, str]:
 
 class Resolver:
     def __init__(self, notes: dict[str, Note]) -> None:
-        self.by_path = {p[:-3].casefold(): p for p in notes}
-        self.paths = sorted(notes)
+        self.by_path = {(p[:-3] if p.lower().endswith(".md") else p).casefold(): p for p in notes}
+        self.by_name: dict[str, list[str]] = {}  # last path component (no `.md`), case-folded: where a suffix can end
+        for path in sorted(notes):
+            self.by_name.setdefault(posixpath.basename((path[:-3] if path.lower().endswith(".md") else path).casefold()), []).append(path)
         self.by_alias: dict[str, list[str]] = {}
         for path, note in notes.items():
             for alias in note.aliases:
@@ -134,6 +140,8 @@ class Resolver:
         by file name or path suffix, then by alias.
         """
         key = target.strip().casefold()
+        if key.endswith("/"):
+            return []  # `[[prime/#]]` names a folder: Obsidian looks for `prime/.md`, never `prime.md`
         if key.endswith(".md"):
             key = key[:-3]
         folder = posixpath.dirname(source).casefold()
@@ -147,7 +155,7 @@ class Resolver:
         if name.startswith(".."):
             return []  # leaves the vault
         suffix = "/" + name.lstrip("/")
-        named = [p for p in self.paths if ("/" + p[:-3].casefold()).endswith(suffix)]
+        named = [p for p in self.by_name.get(posixpath.basename(suffix), []) if ("/" + (p[:-3] if p.lower().endswith(".md") else p).casefold()).endswith(suffix)]
         if named or markdown:
             return sorted(named, key=shortest)
         return sorted(self.by_alias.get(key, []), key=shortest)
@@ -178,11 +186,13 @@ def links_of(note: Note, resolver: Resolver) -> list[Link]:
             target, heading, block, label = split_target(match.group(2))
             found.append(_link(note.path, bool(match.group(1)), target, heading, block, label, number, resolver, False))
         for match in MD_LINK.finditer(line):
-            target = unquote(match.group(2))
+            target = unquote(match.group(3))
             if "://" in target:
                 continue
-            heading = unquote(match.group(3)).strip() or None if match.group(3) else None
-            found.append(_link(note.path, False, target, heading, None, match.group(1).strip() or None, number, resolver, True))
+            heading = unquote(match.group(4)).strip() or None if match.group(4) else None
+            link = _link(note.path, bool(match.group(1)), target, heading, None, match.group(2).strip() or None, number, resolver, True)
+            if link is not None and (link.target is not None or target.lower().endswith(".md")):
+                found.append(link)  # a file that is not a note is a link only when it exists
     return [link for link in found if link is not None]
 
 
@@ -213,6 +223,8 @@ def target_key(link: Link, headings: dict[str, set[str]]) -> str:
     """What the link lands on: `note:<path>`, `section:<path>#<heading>`, or `unresolved:<name>`."""
     if link.target is None:
         return f"unresolved:{link.unresolved}"
+    if not link.target.lower().endswith(".md"):
+        return f"attachment:{link.target}"
     if link.heading and link.heading.casefold() in headings.get(link.target, ()):
         return f"section:{link.target}#{link.heading.casefold()}"
     return f"note:{link.target}"

@@ -223,9 +223,16 @@ def affected(
 
 
 def stats(scope: str | None = None, vault: PathLike | None = None, *, view: Any = None) -> dict[str, Any]:
+    """A scope's counts; for a vault, the model pass's state too (`model`: one line)."""
+    from vault_kg.core.config import load_config
+    from vault_kg.jobs.model_worker import state_line
     from vault_kg.query import verbs as q
 
-    return q.stats(view if view is not None else _view(scope, vault))
+    view = view if view is not None else _view(scope, vault)
+    data = q.stats(view)
+    if data.get("kind") == "vault":
+        data["model"] = state_line(view.scope.out, load_config())
+    return data
 
 
 def check(vault: PathLike | None = None, projects: list[str] | None = None, strict: bool = False, as_of: str | None = None) -> dict[str, Any]:
@@ -378,10 +385,21 @@ def doctor(vault: PathLike | None = None, measure: bool = True) -> dict[str, Any
     return check_all(Path(vault) if vault is not None else None, measure)
 
 
-def lint(vault: PathLike | None = None) -> dict[str, Any]:
+def lint(vault: PathLike | None = None, fix: bool = False, show_all: bool = False) -> dict[str, Any]:
+    """The frontmatter contract's findings, counted first; `fix` quotes the property values YAML
+    refused for holding `: ` (the one safe fix) before looking."""
     from vault_kg.notes.lint import lint as run
+    from vault_kg.notes.lint_fix import fix_frontmatter
 
-    return run(_vault(vault))
+    scope = _vault(vault)
+    return run(scope, show_all=show_all, fixed=fix_frontmatter(scope) if fix else None)
+
+
+def note_warnings(root: Path, rel: str) -> list[str]:
+    """What a build says about one vault note as it is now (its properties ignored, and why)."""
+    from vault_kg.notes.lint import note_warnings as warnings
+
+    return warnings(root, rel)
 
 
 # ---------------------------------------------------------------------------- what the hooks ask
@@ -580,13 +598,14 @@ def problems_of(result: Any, root: Path) -> list[str]:
     return lines(result, root)
 
 
-def model_notice(scope: Scope, pending: int, cfg: Any) -> str | None:
-    """One line about why a vault's notes stay pending for the model, once per cause (None: nothing to say)."""
+def model_notice(scope: Scope, pending: int, cfg: Any, always: bool = False) -> str | None:
+    """One line about why a vault's notes stay pending for the model: once per cause, or `always`
+    (after `kg build`, the first one included); None when there is nothing to say."""
     if scope.kind != "vault" or not cfg.ollama_enabled:
         return None
     from vault_kg.jobs.model_worker import notice
 
-    return notice(scope.out, pending)
+    return notice(scope.out, pending, cfg.ollama_host, always=always)
 
 
 def notes_dirtied(project: str, relpaths: list[str], vault: Path | None = None, cfg: Any = None) -> list[str]:

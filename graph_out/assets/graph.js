@@ -181,7 +181,6 @@
     const st = D.statuses[STATUS[i]];
     if (st === "stale") return "stale-dashed";
     if (st === "superseded") return "superseded-faded";
-    if (st === "pending") return "pending-dotted";
     if (st === "quarantined") return "quarantined-ring";
     return "none";
   }
@@ -305,7 +304,6 @@
         ctx.beginPath(); ctx.arc(X[i], Y[i], Math.max(R[i], rmin), 0, 6.283185307); ctx.fill();
       }
       else if (m === "superseded-faded") { ctx.setLineDash([3 * px, 3 * px]); ctx.strokeStyle = "#aab"; }
-      else if (m === "pending-dotted") { ctx.setLineDash([1 * px, 2.5 * px]); ctx.strokeStyle = "#8ecbff"; }
       else { ctx.setLineDash([]); ctx.strokeStyle = "#ff6b6b"; }
       ctx.stroke();
     }

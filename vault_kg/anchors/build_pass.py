@@ -61,6 +61,7 @@ def post_assembly(ctx: PassContext) -> None:
     `supersedes` edges, remember the anchored files so a code change triggers a reassembly."""
     from vault_kg.anchors.spans import SymbolCache
     from vault_kg.anchors.evaluate import cache_path, evaluate, owned_stale, owners_from_nodes, record_from_frontmatter
+    from vault_kg.anchors.history import history_path, with_written
 
     if ctx.scope.kind != "vault":
         return
@@ -82,7 +83,7 @@ def post_assembly(ctx: PassContext) -> None:
             records[rel] = record_from_frontmatter(rel, node.get("props") or {}, node.get("label"), node.get("aliases"))
     cache = SymbolCache(cache_path(ctx.scope))
     day = today(cfg)
-    ev = evaluate(records, cfg.projects, cache.lookup, now=day)
+    ev = evaluate(with_written(records, ctx.scope.root), cfg.projects, cache.lookup, now=day)
     ctx.cache.set_meta(DAY_META, day.isoformat())  # a one-note patch skips this pass only on the same day
     cache.save()
     for rel, why in ev.superseded.items():
@@ -114,6 +115,10 @@ def post_assembly(ctx: PassContext) -> None:
         ctx.deps[probe] = stat
     probe, stat = _stat_dep(str(config_path()))
     ctx.deps[probe] = stat
+    kept = history_path(ctx.scope.root)
+    if kept.is_file():  # a repair's history entry, or one pulled from elsewhere (never the vault folder: every write moves its mtime)
+        probe, stat = _stat_dep(str(kept))
+        ctx.deps[probe] = stat
     changed = set(ctx.changed)
     ctx.result.warnings.extend(i["message"] for i in ev.issues if i["source"] in changed and not records[i["source"]].get("error"))
     graph_attrs = ctx.result.extra.setdefault("graph_attrs", {})

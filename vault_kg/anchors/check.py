@@ -14,6 +14,7 @@ from typing import Any
 from vault_kg.anchors.dates import parse_date, today
 from vault_kg.anchors.spans import Lookup, SymbolCache, split_locator
 from vault_kg.anchors.evaluate import cache_path, evaluate, load_records, owned_stale, owners_from_nodes
+from vault_kg.anchors.history import with_written
 from vault_kg.core import model as m
 from vault_kg.core.config import Config, load_config
 from vault_kg.core.errors import KgError
@@ -53,7 +54,7 @@ def check(
             raise KgError(f"unknown scope '{unknown[0]}' (registered projects: {', '.join(sorted(cfg.projects)) or 'none'}); add it with `kg project add PATH --name {unknown[0]}`")
     cache = SymbolCache(cache_path(vault))
     records, note_reads = load_records(vault, cache)
-    ev = evaluate(records, cfg.projects, cache.lookup, as_of=day, now=today(cfg), only_projects=set(projects) if projects else None)
+    ev = evaluate(with_written(records, vault.root), cfg.projects, cache.lookup, as_of=day, now=today(cfg), only_projects=set(projects) if projects else None)
     owners, labels = _owners_from_graph(vault)
     dirty: list[dict[str, Any]] = []
     for rel in sorted(ev.dirty):

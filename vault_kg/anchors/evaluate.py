@@ -77,7 +77,8 @@ def record_from_frontmatter(relpath: str, fm: dict[str, Any], title: str | None 
 
 def record_from_bytes(relpath: str, data: bytes) -> dict[str, Any]:
     """Read a note's frontmatter only (no markdown scan): fast enough for thousands of notes."""
-    from extract.notes import json_safe, parse_frontmatter, split_frontmatter
+    from extract.frontmatter import parse_frontmatter, split_frontmatter
+    from extract.notes import json_safe
 
     try:
         text = data.decode("utf-8-sig").replace("\r\n", "\n")
@@ -98,11 +99,12 @@ def record_from_bytes(relpath: str, data: bytes) -> dict[str, Any]:
 
 def load_records(vault: Scope, cache: SymbolCache) -> tuple[dict[str, dict[str, Any]], int]:
     """Every note's record; unchanged notes (size + mtime) come from the cache unread."""
-    from extract.notes import MAX_NOTE_BYTES, VaultAdapter
+    from extract.notes import MAX_NOTE_BYTES
+    from extract.vault_scan import list_notes
 
     from vault_kg.core.safe_read import read_regular
 
-    sources, _ = VaultAdapter().list_sources(vault.root)
+    sources, _ = list_notes(vault.root)
     records: dict[str, dict[str, Any]] = {}
     reads = 0
     for rel in sources:

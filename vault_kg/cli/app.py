@@ -87,7 +87,7 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
         [result] = api.update_runs([scope], paths, force, progress=_progress_runner(True), explicit=verb == "built", long_lived=wait, cfg=cfg)
         results.append(result)
         outcome = result.model_worker
-        notice = api.model_notice(scope, result.pending, cfg)
+        notice = api.model_notice(scope, result.pending, cfg, always=verb == "built")
         if notice:
             result.notices.append(notice)
         if wait and scope.kind == "vault" and cfg.ollama_enabled:
@@ -311,16 +311,20 @@ def stats(vault: Optional[Path] = VaultOpt, scope: Optional[list[str]] = ScopeOp
 def lint(
     vault: Optional[Path] = VaultOpt,
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on any violation (for CI on the vault repo)."),
+    fix: bool = typer.Option(False, "--fix", help="Quote property values that break the YAML (`summary: a: b`); prints each change."),
+    show_all: bool = typer.Option(False, "--all", help="List every finding (by default at most 20 of each kind)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Check the frontmatter contract: one-line summary, namespaced tags, a scope/ tag.
+    """Check the vault: properties that do not parse, quarantined notes, and the frontmatter
+    contract (one-line summary, namespaced tags, a scope/ tag). Counts first.
 
     \b
     Example: kg lint --strict
+    Example: kg lint --fix
     """
     from vault_kg import api
 
-    report = api.lint(vault)
+    report = api.lint(vault, fix=fix, show_all=show_all)
     emit(report, as_json, api.renderer("lint"))
     if strict and report["problems"]:
         raise typer.Exit(1)

@@ -1,10 +1,12 @@
 """Episodic and semantic memory kept apart, and the filters a query can narrow its hits with.
 
-Journal day notes (`journal/YYYY-MM-DD.md`, and their sections) are *episodic*: "what happened,
-when", answered by `kg recall`. They stay in the graph and in the full-text index, but take no
-part in ranking, communities, the brief's central notes, `kg affected` or a default `kg query`;
-a query reaches them only when asked for kind `journal`. Everything here is decided from a node's
-kind and source alone, so an update and a build from scratch always agree.
+Day notes (kg's `journal/YYYY-MM-DD.md`, and any note named for a day or an ISO week:
+`2024-05-13.md`, `2024_05_13.md`, `2023-W02.md`, in any folder; see `vault_kg.core.day_files`)
+and their sections are *episodic*: "what happened, when", answered by `kg recall`. They stay in
+the graph and in the full-text index, but take no part in ranking, communities, the brief's
+central notes, `kg affected` or a default `kg query`; a query reaches them only when asked for
+kind `journal`. Everything here is decided from a node's kind and source alone, so an update and
+a build from scratch always agree.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_kg.core import model as m
+from vault_kg.core.day_files import name_period
 
 __all__ = [
     "CODE",
@@ -45,16 +48,12 @@ DATE_KEYS = ("date", "updated", "modified", "created")
 
 
 def journal_day(source: str | None) -> dt.date | None:
-    """The day of a journal day file (`journal/2025-03-14.md`), None for any other source."""
-    if not source or not source.startswith("journal/"):  # what the pattern's anchor asks first, without the regex
+    """The day of a day note (`journal/2025-03-14.md`, `Daily/2025_03_14.md`; a week note's
+    Monday), None for any other source."""
+    if not source:
         return None
-    found = JOURNAL_SOURCE_RE.match(source)
-    if not found:
-        return None
-    try:
-        return dt.date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
-    except ValueError:
-        return None
+    period = name_period(source)
+    return None if period is None else period.start
 
 
 def is_episodic(node: dict[str, Any]) -> bool:

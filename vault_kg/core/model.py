@@ -13,6 +13,7 @@ from typing import Any
 __all__ = [
     "AMBIGUOUS",
     "ANCHORED_TO",
+    "ATTACHMENT",
     "CALLS",
     "CLASS",
     "CONFIDENCE_SCORE",
@@ -40,6 +41,8 @@ __all__ = [
     "PENDING",
     "QUARANTINED",
     "Ref",
+    "attachment_id",
+    "is_note_path",
     "SCHEMA_VERSION",
     "SECTION",
     "STALE",
@@ -73,6 +76,7 @@ CLASS = "class"
 FUNCTION = "function"
 METHOD = "method"
 EXTERNAL = "external"
+ATTACHMENT = "attachment"  # a vault file that is not a note: an image, a PDF, a canvas, any attachment
 
 # Edge relations (documented in docs/vault-graph.md and docs/code-graph.md).
 LINKS_TO = "links_to"
@@ -107,6 +111,15 @@ LOCATOR_SEP = " › "
 
 def note_id(relpath: str) -> str:
     return f"note:{relpath}"
+
+
+def attachment_id(relpath: str) -> str:
+    return f"attachment:{relpath}"
+
+
+def is_note_path(relpath: str) -> bool:
+    """A vault source is a note when it ends in `.md` (any letter case); anything else is an attachment."""
+    return relpath[-3:].lower() == ".md"
 
 
 def tag_id(tag: str) -> str:

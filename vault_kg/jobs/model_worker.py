@@ -193,16 +193,53 @@ def after_update(scope: Any, result: Any, cfg: Any, explicit: bool = False, hook
     return wake(scope.root, scope.out, after_exit=hook)
 
 
-def notice(out: Path, pending: int) -> str | None:
-    """One line about why notes stay pending, printed once per cause (not on every update)."""
+PROBE_TIMEOUT_S = 0.25  # a refused local port answers in well under a millisecond; this bounds a silent remote host
+
+
+def reachable(host: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """Whether anything accepts a TCP connection where Ollama should listen (no request is sent)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(host if "://" in host else f"http://{host}")
+        address = (parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 11434))
+        with socket.create_connection(address, timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def unreachable_cause(host: str) -> str:
+    return f"Ollama is not reachable at {host}: run `ollama serve` (or set OLLAMA_HOST)"
+
+
+def down_cause(out: Path, host: str | None) -> tuple[str | None, float]:
+    """Why the model pass cannot run now, and until when the worker waits (0: no retry is set):
+    the worker's last finding, else a connection probe of `host` (None: not probed)."""
+    down = read_state(out).get("down") or {}
+    if down.get("cause"):
+        return down["cause"], float(down.get("until") or 0)
+    if host is not None and not reachable(host):
+        return unreachable_cause(host), 0.0
+    return None, 0.0
+
+
+def notice(out: Path, pending: int, host: str | None = None, always: bool = False) -> str | None:
+    """One line about why notes stay pending: once per cause (not on every update), or `always`
+    (after `kg build`). With `host`, a cause the worker has not found yet (the first build) is
+    found by a connection probe, which costs a millisecond."""
+    if not pending:
+        return None
     state = read_state(out)
-    cause = (state.get("down") or {}).get("cause")
-    if not cause or state.get("warned") == cause or not pending:
+    if not always and host is not None and not state.get("down") and state.get("warned") == unreachable_cause(host):
+        return None  # said already; no probe on every no-op update
+    cause, until = down_cause(out, host)
+    if not cause or (not always and read_state(out).get("warned") == cause):
         return None
     update_state(out, lambda s: s.update(warned=cause))
-    until = (state.get("down") or {}).get("until", 0)
-    when = time.strftime("%H:%M", time.localtime(until)) if until else "later"
-    return f"model pass: {cause}; {pending} note(s) pending, retried after {when} or with `kg llm run`"
+    when = f"retried after {time.strftime('%H:%M', time.localtime(until))} or with `kg llm run`" if until else "retried by `kg llm run` or the next update"
+    return f"model pass: {cause}; {pending} note(s) wait for it (the rest of the graph is complete), {when}"
 
 
 def stop(out: Path, timeout: float = 15.0) -> dict[str, Any]:
@@ -241,6 +278,17 @@ def rate_per_minute(state: dict[str, Any], now: float | None = None) -> float | 
     return (len(recent) - 1) / span * 60 if span > 0 else None
 
 
+def state_line(out: Path, cfg: Any) -> str:
+    """The model pass in one line, for `kg stats`: off, down and why, or how far it got."""
+    if not cfg.ollama_enabled:
+        return "model pass: off ([ollama] enabled = false or KG_OLLAMA=off); the graph is the deterministic one"
+    found = counts(out) or {"answered": 0, "pending": 0}
+    cause, _ = down_cause(out, cfg.ollama_host) if found["pending"] else (None, 0.0)
+    where = f"{cfg.ollama_model} at {cfg.ollama_host}"
+    progress = f"{found['answered']} notes done, {found['pending']} waiting"
+    return f"model pass: {cause}; {progress}" if cause else f"model pass: {where}; {progress}" + (" (the worker is running)" if running(out) else "")
+
+
 def status(scope: Any, cfg: Any) -> dict[str, Any]:
     """Everything `kg llm status` shows."""
     out = scope.out
@@ -268,7 +316,7 @@ def status(scope: Any, cfg: Any) -> dict[str, Any]:
         "rate_per_min": round(rate, 2) if rate else None,
         "eta_s": round(pending / rate * 60) if rate and pending else None,
         "calls": state.get("calls", 0),
-        "last_error": down.get("cause") or state.get("last_error"),
+        "last_error": down.get("cause") or state.get("last_error") or (None if not pending or reachable(cfg.ollama_host) else unreachable_cause(cfg.ollama_host)),
         "retry_at": down.get("until") if down.get("until", 0) > now else None,
     }
 

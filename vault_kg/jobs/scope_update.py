@@ -66,10 +66,11 @@ def format_run(r: Any, verb: str) -> str:
     """One line per run: `updated vault: 12 notes · 80 nodes · … · 0.05s` (`verb`: built or updated)."""
     unit = "notes" if r.kind == "vault" else "files"
     unresolved = "unresolved" if r.kind == "vault" else "unresolved refs"
+    files = f"{r.sources - r.attachments} {unit}" + (f" · {r.attachments} attachments" if r.attachments else "")
     changed = f" · {len(r.extracted)} extracted · {len(r.removed)} removed" if verb == "updated" else ""
     wrote = "" if r.written or verb == "built" else " · nothing to rewrite"
     return (
-        f"{verb} {r.scope}: {r.sources} {unit} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} {unresolved} · "
+        f"{verb} {r.scope}: {files} · {r.nodes} nodes · {r.edges} edges · {r.unresolved} {unresolved} · "
         f"{len(r.quarantined)} quarantined{f' · {len(r.skipped)} skipped' if r.skipped else ''}{changed}{wrote} · {r.seconds:.2f}s"
     )
 

@@ -14,7 +14,7 @@ processes recall at once. memsearch remains an optional backend (`[recall] backe
 from __future__ import annotations
 
 import os
-from datetime import date, datetime, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -61,41 +61,39 @@ def recall(vault: Path, question: str, *, now: datetime | None = None, tz: tzinf
         now=now,
         tz=tz,
         limit=limit,
-        search=lambda text, days, project, wanted: search(vault, text, days, project, wanted),
-        listing=lambda days, project, wanted: listing(vault, days, project, wanted),
+        search=lambda text, files, project, wanted: search(vault, text, files, project, wanted),
+        listing=lambda files, project, wanted: listing(vault, files, project, wanted),
     )
 
 
-def listing(vault: Path, days: list[date] | None, project: str, limit: int | None) -> list[Any]:
-    """The entries of `days` (None: all) of `project`, newest first (a hand-written day's blocks too)."""
+def listing(vault: Path, files: list[Any] | None, project: str, limit: int | None) -> list[Any]:
+    """The entries of the day notes `files` (None: all) of `project`, newest first."""
     from episodic.recall import Hit
 
     hits, seen = [], set()
-    for entry, _ in _candidates(vault, days, project, newest_last_in_day=True):
+    for entry, _ in _candidates(vault, files, project, newest_last_in_day=True):
         if (entry.file, entry.line) not in seen:
             seen.add((entry.file, entry.line))
             hits.append(Hit(entry, None))
     return hits if limit is None else hits[:limit]
 
 
-def _candidates(vault: Path, days: list[date] | None, project: str, newest_last_in_day: bool = False) -> list[tuple[Any, Any]]:
-    """(entry, passage) for every passage of the chosen days (None: all), newest day first; within
+def _candidates(vault: Path, files: list[Any] | None, project: str, newest_last_in_day: bool = False) -> list[tuple[Any, Any]]:
+    """(entry, passage) for every passage of the day notes `files` (`episodic.days.DayFile`; None:
+    all of the vault's), newest day first; within
     a day in file order, or last entry first (`newest_last_in_day`, as a listing shows them)."""
-    from episodic.journal import JOURNAL_DIRNAME, Entry, list_days, parse_entries
-    from episodic.recall import day_text
-    from extract.passages import journal_passages
+    from episodic.days import day_text, list_day_files
+    from episodic.journal import Entry
+    from extract.passages import day_passages
 
-    available = list_days(vault)
-    chosen = sorted(available if days is None else (d for d in days if d in available), reverse=True)
+    chosen = sorted(list_day_files(vault) if files is None else files, key=lambda f: (f.day, f.relpath), reverse=True)
     found = []
-    for day in chosen:
-        rel = f"{JOURNAL_DIRNAME}/{available[day].name}"
-        text = day_text(vault, available[day])
-        entries = parse_entries(text.replace("\r\n", "\n"), day, rel)
-        spans = [(e.line + 1, e.end_line, f"{day.isoformat()} {e.time}" + (f" · {e.project}" if e.project else "")) for e in entries]
-        passages = journal_passages(f"note:{rel}", rel, text, day.isoformat(), spans)
+    for file in chosen:
+        day, rel = file.day, file.relpath
+        text = day_text(vault, vault / rel)
+        entries, passages = day_passages(f"note:{rel}", rel, text, day)
         for p in reversed(passages) if newest_last_in_day else passages:
-            entry = next((e for e in entries if e.line < p.first <= e.end_line), None)
+            entry = next((e for e in entries if e.line <= p.first <= e.end_line), None)
             if entry is None:
                 entry = Entry(day, "", "", rel, p.first, p.last, p.text)
             if project and entry.project.lower() != project.lower():
@@ -133,13 +131,13 @@ def _dense_ranks(vault: Path, passages: list[Any], text: str) -> dict[str, list[
     return ranks
 
 
-def search(vault: Path, text: str, days: list[date] | None, project: str, limit: int) -> list[Any]:
-    """The entries that answer `text` among those of `days` (None: all) of `project` (""): best first."""
+def search(vault: Path, text: str, files: list[Any] | None, project: str, limit: int) -> list[Any]:
+    """The entries that answer `text` among those of the day notes `files` (None: all) of `project` (""): best first."""
     from episodic.recall import Hit
     from vault_kg.query import fusion, search as lexical
     from vault_kg.storage.text_search import rank_texts
 
-    found = _candidates(vault, days, project)
+    found = _candidates(vault, files, project)
     if not found:
         return []
     passages = [p for _, p in found]

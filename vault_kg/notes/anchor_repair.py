@@ -2,8 +2,10 @@
 
 Every change is a frontmatter edit written through `vault_kg.notes.vault_write.write_note` (path guard,
 secrets, the frontmatter contract when the note met it before), and every change appends one
-entry to the note's `history:` list, never rewriting earlier entries. Anything that cannot be
-done exactly as asked is refused with the candidates listed, and nothing is written.
+entry to the vault's anchor history (`vault_kg.anchors.history`: `.kg/anchor-history.jsonl`,
+append-only), not to the note's properties: the note keeps only what its anchors need. A
+`history:` list an older kg left in a note moves there with the note's next repair. Anything
+that cannot be done exactly as asked is refused with the candidates listed, and nothing is written.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,7 @@ class NoteText:
     front: EditableFrontmatter
     contract: bool
     original: str  # the text read: the write is refused if the note no longer holds it
+    logged: list[dict[str, Any]] = field(default_factory=list)  # history entries `write` appends once the note is written
 
     @property
     def fm(self) -> dict[str, Any]:
@@ -70,6 +73,7 @@ class NoteText:
         return self.front.render()
 
     def history(self) -> list[Any]:
+        """The `history:` list an older kg kept in the note's properties (checked before any repair)."""
         history = self.fm.get("history")
         if history is None:
             return []
@@ -78,8 +82,11 @@ class NoteText:
         return history
 
     def append_history(self, entry: dict[str, Any]) -> None:
-        stamped = {"at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"), **entry}
-        self.fm["history"] = [*self.history(), stamped]
+        """One entry for the anchor history; an old `history:` in the properties moves out with it."""
+        if "history" in self.fm:
+            self.logged.extend(item if isinstance(item, dict) else {"entry": str(item)} for item in self.history())
+            del self.fm["history"]
+        self.logged.append({"at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"), **entry})
 
     def anchors(self) -> list[Any]:
         anchors = self.fm.get("anchors")
@@ -100,9 +107,11 @@ def read_note(vault: Path, rel: str) -> NoteText:
 
 
 def write(vault: Path, notes: list[NoteText]) -> None:
-    """Validate every note first, then write them, holding every note's write lock: a refusal
-    leaves all of them untouched, and a note another program changed since it was read is
-    refused, never overwritten."""
+    """Validate every note first, then write them, holding every note's write lock, then append
+    their history: a refusal leaves all of them untouched, a note another program changed since it
+    was read is refused, never overwritten, and the history never holds a change that was not
+    written."""
+    from vault_kg.anchors.history import append
     from vault_kg.core.safe_write import locked
 
     texts = [(n, n.render()) for n in notes]
@@ -111,6 +120,8 @@ def write(vault: Path, notes: list[NoteText]) -> None:
             prepare_note(vault, note.rel, text, contract=note.contract)
         for note, text in texts:
             write_note(vault, note.rel, text, based_on=note.original, contract=note.contract)
+    for note, _ in texts:
+        append(vault, note.rel, note.logged)
 
 
 def resolve_note(vault: Scope, name: str) -> str:

@@ -86,6 +86,7 @@ class Note:
     rel: str
     text: str
     ext: m.Extraction
+    kept: bool = False  # a day note or a template: read for its links, never proposed for a change
 
     @property
     def digest(self) -> str:
@@ -125,13 +126,14 @@ def shingles(text: str) -> set[int]:
 
 
 def load_notes(vault: Path) -> dict[str, Note]:
-    from extract.notes import VaultAdapter, extract_note
-
-    from extract.notes import MAX_NOTE_BYTES
+    from extract.notes import MAX_NOTE_BYTES, extract_note
+    from extract.vault_scan import list_notes
 
     from vault_kg.core.safe_read import read_regular
+    from vault_kg.notes.lint import exempt_from_contract
 
-    sources, _ = VaultAdapter().list_sources(vault)
+    sources, _ = list_notes(vault)
+    kept = exempt_from_contract(vault)
     notes: dict[str, Note] = {}
     for rel in sources:
         try:
@@ -139,23 +141,32 @@ def load_notes(vault: Path) -> dict[str, Note]:
         except OSError:
             continue
         ext = extract_note(rel, data)
-        notes[rel] = Note(rel, data.decode("utf-8", errors="replace"), ext)
+        notes[rel] = Note(rel, data.decode("utf-8", errors="replace"), ext, kept(rel))
     return notes
 
 
-def _skipped(rel: str) -> bool:
-    return rel.startswith(SKIP_FOLDERS)
+def _skipped(note: Note) -> bool:
+    return note.kept or note.rel.startswith(SKIP_FOLDERS)
 
 
 def _is_stub(note: Note) -> bool:
     return "merged_into" in (note.ext.nodes.get(m.note_id(note.rel), {}).get("props") or {})
 
 
-def _resolved_links(notes: dict[str, Note]) -> tuple[dict[str, set[str]], dict[str, set[str]], list[dict[str, Any]]]:
-    """Out-links and in-links between notes, and every dangling link as (note, line, target)."""
-    from extract.notes import resolve_vault
+def attachment_paths(vault: Path) -> list[str]:
+    """The vault's files that are not notes (images, PDFs, canvases): a link to one is not dangling."""
+    from extract.vault_scan import list_sources
 
-    res = resolve_vault({rel: n.ext for rel, n in notes.items()})
+    return [rel for rel in list_sources(vault)[0] if not m.is_note_path(rel)]
+
+
+def _resolved_links(notes: dict[str, Note], attachments: list[str] | None = None) -> tuple[dict[str, set[str]], dict[str, set[str]], list[dict[str, Any]]]:
+    """Out-links and in-links between notes, and every dangling link as (note, line, target); a
+    link to one of `attachments` (a file that exists) is neither."""
+    from extract.notes import VaultAdapter, resolve_vault
+
+    files = {rel: VaultAdapter().extract(rel, b"") for rel in attachments or []}  # the node is all a link needs: no bytes read
+    res = resolve_vault({**files, **{rel: n.ext for rel, n in notes.items()}})
     out: dict[str, set[str]] = defaultdict(set)
     into: dict[str, set[str]] = defaultdict(set)
     dangling: list[dict[str, Any]] = []
@@ -164,6 +175,8 @@ def _resolved_links(notes: dict[str, Note]) -> tuple[dict[str, set[str]], dict[s
         if e["relation"] not in (m.LINKS_TO, m.EMBEDS):
             continue
         owner, target = e["owner"], e["target"]
+        if target.startswith(m.attachment_id("")):
+            continue  # an image, a PDF, a canvas that exists
         if target.startswith("unresolved:"):
             raw = res.nodes.get(target, {}).get("label", target[len("unresolved:") :])
             dangling.append({"note": owner, "line": e.get("line"), "target": raw})
@@ -176,7 +189,7 @@ def _resolved_links(notes: dict[str, Note]) -> tuple[dict[str, set[str]], dict[s
 
 
 def _merge_actions(notes: dict[str, Note], into: dict[str, set[str]], threshold: float) -> list[dict[str, Any]]:
-    live = {rel: n for rel, n in notes.items() if not n.ext.quarantine and not _skipped(rel) and not _is_stub(n)}
+    live = {rel: n for rel, n in notes.items() if not n.ext.quarantine and not _skipped(n) and not _is_stub(n)}
     pairs: dict[tuple[str, str], tuple[float, str]] = {}
     by_name: dict[str, dict[str, str]] = defaultdict(dict)
     for rel, note in sorted(live.items()):
@@ -241,7 +254,7 @@ def _frontmatter_actions(notes: dict[str, Note], out: dict[str, set[str]]) -> tu
     actions, review = [], []
     for rel, note in sorted(notes.items()):
         problems = check_note(note.ext)
-        if not problems or _skipped(rel):
+        if not problems or _skipped(note):
             continue
         if note.ext.quarantine:
             review.append({"kind": "quarantined", "note": rel, "why": note.ext.quarantine})
@@ -285,12 +298,12 @@ def _orphan_actions(notes: dict[str, Note], out: dict[str, set[str]], into: dict
     actions, review = [], []
     link_name = _link_namer(notes)
     for rel, note in sorted(notes.items()):
-        if out.get(rel) or into.get(rel) or _skipped(rel) or note.ext.quarantine or _is_stub(note):
+        if out.get(rel) or into.get(rel) or _skipped(note) or note.ext.quarantine or _is_stub(note):
             continue
         mine = _topic_tags(note)
         best, best_score = None, 0.0
         for other, cand in sorted(notes.items()):
-            if other == rel or _skipped(other) or cand.ext.quarantine or not (out.get(other) or into.get(other)):
+            if other == rel or _skipped(cand) or cand.ext.quarantine or not (out.get(other) or into.get(other)):
                 continue
             theirs = _topic_tags(cand)
             score = len(mine & theirs) / len(mine | theirs) if mine & theirs else 0.0
@@ -366,7 +379,7 @@ def _split_actions(notes: dict[str, Note], max_lines: int, max_bytes: int) -> tu
     for rel, note in sorted(notes.items()):
         lines = note.text.count("\n") + 1
         size = len(note.text.encode("utf-8"))
-        if (lines <= max_lines and size <= max_bytes) or _skipped(rel) or note.ext.quarantine:
+        if (lines <= max_lines and size <= max_bytes) or _skipped(note) or note.ext.quarantine:
             continue
         sections = _h2_sections(note)
         if len(sections) < MIN_SPLIT_SECTIONS:
@@ -390,7 +403,7 @@ def plan(vault: Path, similarity: float = DEFAULT_SIMILARITY, max_lines: int = D
         raise KgError(f"--similarity {similarity}: give a Jaccard threshold between 0 and 1, e.g. 0.6")
     vault = vault.resolve()
     notes = load_notes(vault)
-    out, into, dangling = _resolved_links(notes)
+    out, into, dangling = _resolved_links(notes, attachment_paths(vault))
     actions = _merge_actions(notes, into, similarity)
     review: list[dict[str, Any]] = []
     for found in (_frontmatter_actions(notes, out), _orphan_actions(notes, out, into), _relink_actions(notes, dangling), _split_actions(notes, max_lines, max_bytes)):

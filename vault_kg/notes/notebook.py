@@ -154,14 +154,14 @@ def format_read(note: dict[str, Any]) -> str:
 def list_notes(vault: Scope, folder: str | None = None, tag: str | None = None, since_days: float | None = None, limit: int = 50, sort: str = "recent") -> NoteList:
     """Notes under `folder`, carrying `tag` (frontmatter tags; `tool` also matches `tool/semrush`),
     changed in the last `since_days`; newest first (`sort="recent"`) or by path."""
-    from extract.notes import VaultAdapter
+    from extract.vault_scan import list_notes as note_paths
 
     if sort not in ("recent", "path"):
         raise KgError(f"sort {sort!r}: use recent or path")
     prefix = _folder_prefix(folder)
     cutoff = time.time() - since_days * 86400 if since_days is not None else None
     rows = []
-    for rel in VaultAdapter().list_sources(vault.root)[0]:
+    for rel in note_paths(vault.root)[0]:
         if prefix and not rel.startswith(prefix):
             continue
         try:

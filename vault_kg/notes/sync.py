@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vault_kg.anchors.history import ATTRIBUTE_LINE as HISTORY_ATTRIBUTE
 from vault_kg.core.config import OUT_DIRNAME
 from vault_kg.core.errors import KgError
 from vault_kg.notes.gitops import (
@@ -64,6 +65,7 @@ __all__ = [
 JOURNAL_PATTERN = "journal/*.md"
 DRIVER_NAME = "kg-journal"
 ATTRIBUTE_LINE = f"{JOURNAL_PATTERN} merge={DRIVER_NAME}"
+HISTORY_ATTRIBUTE_LINE = HISTORY_ATTRIBUTE  # `vault_kg.anchors.history`: an append-only log, merged by union
 IGNORE_LINE = f"{OUT_DIRNAME}/"
 MAX_REBASE_STEPS = 1000
 EDITED_RETRIES = 5
@@ -154,6 +156,8 @@ def setup(vault: Path, init: bool = False) -> tuple[Repo, list[str]]:
         notices.append(f"added `{IGNORE_LINE}` to .gitignore (graphs are rebuilt per machine, never synced)")
     if _ensure_line(vault / ".gitattributes", ATTRIBUTE_LINE):
         notices.append(f"added `{ATTRIBUTE_LINE}` to .gitattributes (journal notes merge by union of entries)")
+    if _ensure_line(vault / ".gitattributes", HISTORY_ATTRIBUTE_LINE):
+        notices.append(f"added `{HISTORY_ATTRIBUTE_LINE}` to .gitattributes (the anchor history keeps both sides' lines)")
     if repo.git("ls-files", "--", OUT_DIRNAME).stdout.strip():
         notices.append(f"{OUT_DIRNAME}/ is tracked by git from before; untrack it with `git -C '{vault}' rm -r -q --cached {OUT_DIRNAME}`")
     repo.git("config", f"merge.{DRIVER_NAME}.name", "kg: union of journal entries")

@@ -22,7 +22,7 @@ from vault_kg.core.agent_text import one_line
 from vault_kg.query.graph_view import GraphView
 from vault_kg.query.passage_choice import Chosen, choose, cost_of, passage_lines, snippet, window
 
-__all__ = ["CHARS_PER_TOKEN", "PASSAGE_HITS", "estimate_tokens", "format_hit", "format_query", "render"]
+__all__ = ["CHARS_PER_TOKEN", "FLAGGED", "PASSAGE_HITS", "estimate_tokens", "format_hit", "format_query", "render", "status_flag"]
 
 CHARS_PER_TOKEN = 4
 PASSAGE_HITS = 5  # hits whose passages may be printed
@@ -30,6 +30,14 @@ HEADS_FIRST = 3  # hits whose headers come before any passage
 SLOTS = [(0, 0), (0, 1), (1, 0), (2, 0), (1, 1), (3, 0), (4, 0), (2, 1)]  # (hit, passage) in the order the budget buys them
 MIN_WINDOW = 160  # characters: a passage cut shorter than this is not worth printing
 SHARE = 0.45  # the most of the budget one passage may take
+
+
+FLAGGED = (m.STALE, m.SUPERSEDED, m.QUARANTINED)  # `pending` is the model's state, said once (`kg stats`), never per line
+
+
+def status_flag(status: Any) -> str:
+    """` [STALE]` and the like after a name, for what is not current knowledge; "" otherwise."""
+    return f" [{status.upper()}]" if status in FLAGGED else ""
 
 
 def estimate_tokens(text: str) -> int:
@@ -196,7 +204,7 @@ def format_hit(hit: dict[str, Any], multi: bool = False) -> str:
     passages = hit.get("passages") or []
     where = f"{one_line(hit['source'])}:{passages[0]['first'] if passages else hit.get('line')}" if hit.get("source") else one_line(hit["id"])
     scope = f"[{one_line(hit['scope'])}] " if multi else ""
-    flag = f" [{hit['status'].upper()}]" if hit.get("status") not in (None, m.LIVE) else ""
+    flag = status_flag(hit.get("status"))
     head = f"{'*' if hit['seed'] else '-'} {scope}{one_line(hit['label'])} ({hit['kind']}){flag} — {where}"
     parts = [head]
     if hit.get("summary"):

@@ -27,7 +27,7 @@ from vault_kg.query.graph_view import GraphView, load_view
 
 __all__ = ["FILTERED_TOP", "HUB_KINDS", "MAX_BUDGET", "MAX_DEPTH", "SEEDS", "asks_for_tests", "is_test_path", "query"]
 
-HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL}
+HUB_KINDS = {m.TAG, m.UNRESOLVED, m.EXTERNAL, m.ATTACHMENT}  # never a hit: a tag, a missing target, an image is not an answer
 MAX_BUDGET = 50_000
 MAX_DEPTH = 6
 SEEDS = 10

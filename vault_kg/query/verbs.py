@@ -14,6 +14,7 @@ from vault_kg.core import model as m
 from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError
 from vault_kg.query.answer import CHARS_PER_TOKEN, estimate_tokens, format_hit, format_query
+from vault_kg.query.answer import status_flag
 from vault_kg.query.ask import HUB_KINDS, MAX_BUDGET, MAX_DEPTH, query
 from vault_kg.query.graph_view import WALK_SKIPS, GraphView
 from vault_kg.query.passage_choice import SNIPPET_CHARS, SNIPPET_READ_BYTES, snippet
@@ -54,8 +55,7 @@ HUB_RELATIONS = frozenset(WALK_SKIPS)  # never followed by a query's expansion; 
 
 
 def _status_flag(node: dict[str, Any]) -> str:
-    status = node.get("status")
-    return f" [{status.upper()}]" if status in (m.STALE, m.SUPERSEDED, m.PENDING, m.QUARANTINED) else ""
+    return status_flag(node.get("status"))
 
 
 def path(view: GraphView, a: str, b: str, include_stale: bool = False, max_visit: int = 200_000) -> dict[str, Any]:
@@ -168,7 +168,7 @@ def format_explain(answer: dict[str, Any]) -> str:
     for _title, groups, arrow in (("outgoing", answer["outgoing"], "→"), ("incoming", answer["incoming"], "←")):
         for relation in sorted(groups):
             items = groups[relation]
-            shown = ", ".join(f"{one_line(i['label'])}{' [' + i['status'].upper() + ']' if i['status'] != m.LIVE else ''}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])
+            shown = ", ".join(f"{one_line(i['label'])}{status_flag(i['status'])}" + (f" (line {i['line']})" if i.get("line") else "") for i in items[:12])
             more = f" … +{len(items) - 12}" if len(items) > 12 else ""
             out.append(f"  {arrow} {relation} ({len(items)}): {shown}{more}")
     return "\n".join(out)
@@ -257,6 +257,8 @@ def format_stats(s: dict[str, Any]) -> str:
         "  nodes: " + ", ".join(f"{k} {v}" for k, v in s.get("by_kind", {}).items()),
         "  edges: " + ", ".join(f"{k} {v}" for k, v in s.get("by_relation", {}).items()),
     ]
+    if s.get("model"):
+        lines.append(f"  {s['model']}")
     return "\n".join(lines)
 
 
@@ -357,12 +359,11 @@ def _affected(view: GraphView, name: str, depth: int, limit: int, include_stale:
 
 
 def _note_line(n: dict[str, Any]) -> str:
-    return f"  {one_line(n['label'])} ({one_line(n['source'])})" + (f" [{n['status'].upper()}]" if n["status"] != m.LIVE else "") + f" —anchored_to→ {one_line(n['via'])}"
+    return f"  {one_line(n['label'])} ({one_line(n['source'])})" + status_flag(n["status"]) + f" —anchored_to→ {one_line(n['via'])}"
 
 
 def _hit_line(h: dict[str, Any]) -> str:
-    flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
-    return f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){flag} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}"
+    return f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){status_flag(h['status'])} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}"
 
 
 def _affected_heads(answer: dict[str, Any]) -> list[str]:

@@ -164,9 +164,10 @@ class NodeRows(MutableMapping[str, dict[str, Any]]):
         return {nid: self[nid] for nid, k in list(self.kinds.items()) if k == kind}
 
     def note_aliases(self) -> Iterator[tuple[str, str, list[str]]]:
-        """(node id, source, aliases) of every note node as stored, read by SQLite without decoding the rows."""
+        """(node id, source, aliases) of every note and attachment node as stored (what a link can
+        land on), read by SQLite without decoding the rows."""
         seen = set()
-        for nid, source, aliases in self.con.execute("SELECT id, source, json_extract(data, '$.aliases') FROM nodes WHERE kind='note'"):
+        for nid, source, aliases in self.con.execute("SELECT id, source, json_extract(data, '$.aliases') FROM nodes WHERE kind IN ('note', 'attachment')"):
             seen.add(nid)
             if nid in self.rows:
                 attrs = self.rows[nid]
@@ -174,7 +175,7 @@ class NodeRows(MutableMapping[str, dict[str, Any]]):
             elif nid in self.kinds:
                 yield nid, source, orjson.loads(aliases) if aliases else []
         for nid, attrs in list(self.rows.items()):
-            if nid not in seen and attrs.get("kind") == "note":
+            if nid not in seen and attrs.get("kind") in ("note", "attachment"):
                 yield nid, attrs.get("source"), attrs.get("aliases") or []
 
 

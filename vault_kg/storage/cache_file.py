@@ -12,7 +12,7 @@ __all__ = ["SCHEMA", "CacheError", "ReadOnlyCache", "begin_read", "connect", "ha
 
 CacheError = sqlite3.Error
 
-SCHEMA = 12  # 12: markdown links keep the target as written; wikilinks with a table-escaped pipe
+SCHEMA = 13  # 13: attachments are sources; a frontmatter that does not parse keeps the body; 12: markdown links keep the target as written; wikilinks with a table-escaped pipe
 
 
 def connect(path: Path, readonly: bool = False, journal: str = "WAL") -> sqlite3.Connection:

@@ -74,6 +74,7 @@ def finish_owed(run: Run) -> None:
     run.kept, run.nodes, run.changed_nodes = kept, cache.load_nodes(), set()
     run.edges_by_owner = OwnerGroups({}, kept.groups, {})
     result.sources = last.get("counts", {}).get("sources", 0)
+    result.attachments = (last.get("counts", {}).get("by_kind") or {}).get("attachment", 0)
     result.extra["graph_attrs"] = pass_attrs(last)
     cache.set_meta("retry", False)  # as `post_assembly` leaves it; ranking asks again while clustering is deferred
     rank_nodes(run)

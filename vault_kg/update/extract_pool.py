@@ -31,8 +31,12 @@ Read = tuple[bytes | None, str | None, Any]  # (the bytes, or why they could not
 _job: tuple[Any, Path] | None = None  # (adapter, root), set before the fork
 
 
-def read_source(root: Path, rel: str) -> tuple[bytes | None, str | None]:
-    """A source's bytes, or None and the reason (a one-line fix) when it cannot be read."""
+def read_source(root: Path, rel: str, adapter: Any = None) -> tuple[bytes | None, str | None]:
+    """A source's bytes, or None and the reason (a one-line fix) when it cannot be read; no bytes
+    (`b""`) for a source the adapter extracts from its name alone (`reads`: a vault's images)."""
+    reads = getattr(adapter, "reads", None)
+    if reads is not None and not reads(rel):
+        return b"", None
     try:
         return read_regular(root / rel, root=root, trust_folders=True), None
     except UnsafeFile as exc:  # swapped for a FIFO or an outside link since it was listed
@@ -85,5 +89,5 @@ def _worker_started(parent: int) -> None:
 def _read_and_extract(rel: str) -> Read:
     assert _job is not None
     adapter, root = _job
-    data, reason = read_source(root, rel)
+    data, reason = read_source(root, rel, adapter)
     return data, reason, None if data is None else adapter.extract(rel, data)

@@ -212,13 +212,13 @@ def _groups(patch: Patch, kept: dict[str, bytes], nodes: dict[str, dict[str, Any
 
 
 def _notes_and_aliases(nodes: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, list[str]]]:
-    """Each note's path and aliases, from its node (what `NoteIndex` reads from its extraction)."""
+    """Each note's (and attachment's) path and aliases, from its node (what `NoteIndex` reads from its extraction)."""
     if isinstance(nodes, NodeRows):
         found: Iterator[tuple[str, Any, list[str]]] = nodes.note_aliases()
     else:
-        found = ((nid, attrs.get("source"), attrs.get("aliases") or []) for nid, attrs in nodes.items() if attrs.get("kind") == m.NOTE)
+        found = ((nid, attrs.get("source"), attrs.get("aliases") or []) for nid, attrs in nodes.items() if attrs.get("kind") in (m.NOTE, m.ATTACHMENT))
     for nid, source, aliases in found:
-        if source and nid == m.note_id(source):
+        if source and nid in (m.note_id(source), m.attachment_id(source)):
             yield source, aliases
 
 
@@ -265,6 +265,7 @@ def _commit(
     run.extractions, run.fresh, run.nodes, run.kept = {rel: new}, [rel], nodes, kept
     run.changed_nodes = {m.note_id(rel), *patch.nodes}  # the note's own attributes, dangling targets, sections, tags
     result.extracted, result.sources = [rel], last["counts"]["sources"]
+    result.attachments = (last["counts"].get("by_kind") or {}).get(m.ATTACHMENT, 0)
     result.extra["rederived_owners"] = len(groups)
     if run.request.settings.defers_whole_graph:
         owed.defer(run, groups, encoded, more_edges, last)

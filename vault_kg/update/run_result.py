@@ -21,6 +21,7 @@ class RunResult:
     scope: str
     kind: str
     sources: int = 0
+    attachments: int = 0  # of the sources, the vault's files that are not notes (images, PDFs, canvases)
     extracted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     nodes: int = 0
@@ -43,6 +44,7 @@ class RunResult:
             "scope": self.scope,
             "kind": self.kind,
             "sources": self.sources,
+            "attachments": self.attachments,
             "extracted": self.extracted,
             "removed": self.removed,
             "nodes": self.nodes,
@@ -64,6 +66,7 @@ def fill_counts(result: RunResult, cache: MetaStore) -> None:
     graph = cache.get_meta("graph", {}) or {}
     counts = graph.get("counts", {})
     result.sources = counts.get("sources", 0)
+    result.attachments = (counts.get("by_kind") or {}).get("attachment", 0)
     result.nodes = counts.get("nodes", 0)
     result.edges = counts.get("edges", 0)
     result.unresolved = counts.get("unresolved", 0) + counts.get("unresolved_calls", 0)

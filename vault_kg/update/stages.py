@@ -135,7 +135,7 @@ def _reads(run: Run) -> Iterator[Read | None]:
 def _extract_one(run: Run, rel: str, st: os.stat_result, read: Read | None = None) -> m.Extraction | None:
     """The source's new extraction (annotated by the passes), or None when its content did not change."""
     scope = run.scope
-    data, reason, prepared = read or (*read_source(scope.root, rel), None)
+    data, reason, prepared = read or (*read_source(scope.root, rel, run.adapter), None)
     if data is None:
         return m.Extraction(source=rel, hash="unreadable", quarantine=reason, nodes=_unreadable_node(scope, rel, reason or "unreadable"))
     digest = hashlib.sha256(data).hexdigest()
@@ -248,6 +248,7 @@ def write_artifacts(run: Run) -> None:
     gods = rank.god_nodes(nodes, run.ranks)
     counts = formats.counts_of(nodes, run.table.row_count(), result.sources, run.table.relation_counts())
     result.unresolved = counts["unresolved"] + counts["unresolved_calls"]
+    result.attachments = counts["by_kind"].get(m.ATTACHMENT, 0)
     skipped = [(s.relpath, s.reason) for s in result.skipped]
     attrs = formats.graph_attrs(scope.name, scope.kind, scope.root, f"vault-kg {__version__}", nodes, gods, run.communities, counts, skipped, result.extra.pop("graph_attrs", {}))
     data = node_link(dict(attrs), nodes, edges)
