@@ -624,6 +624,18 @@ class ScopeCache:
     def put_blob(self, key: str, value: Any) -> None:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (key, marshal.dumps(value)))
 
+    def raw_blob(self, key: str) -> bytes | None:
+        """A blob as stored (the edge table is stored as its own bytes, not marshalled)."""
+        row = self.con.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def groups_of(self, owners: Iterable[str]) -> dict[str, bytes]:
+        """These owners' stored edge groups (an owner without one is left out)."""
+        return {owner: data for owner in owners for (data,) in self.con.execute("SELECT data FROM groups WHERE owner=?", (owner,))}
+
+    def drop_blob(self, key: str) -> None:
+        self.con.execute("DELETE FROM blobs WHERE key=?", (key,))
+
     def put_table(self, table: Any) -> None:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('table', ?)", (table.to_bytes(),))
 
@@ -736,6 +748,45 @@ class ScopeCache:
             if old.get(nid) != now:
                 rows.append((*now, nid))
         self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", rows)
+
+    # what an incremental settle reads instead of every node row (`vault_kg.update.owed_settle`) ---
+    def node_rows(self, ids: Iterable[str]) -> dict[str, tuple[dict[str, Any], float | None, int | None]]:
+        """These nodes' rows that exist: attributes (without rank and community), rank, community."""
+        found: dict[str, tuple[dict[str, Any], float | None, int | None]] = {}
+        wanted = sorted(set(ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.con.execute(f"SELECT id, data, rank, community FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((nid, (orjson.loads(data), rank, community)) for nid, data, rank, community in rows)
+        return found
+
+    def node_columns(self, ids: Iterable[str]) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """Kind, status and source of these nodes that exist (what ranking reads of a node), rows undecoded."""
+        found: dict[str, tuple[str | None, str | None, str | None]] = {}
+        wanted = sorted(set(ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.con.execute(f"SELECT id, kind, status, source FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((nid, (kind, status, source)) for nid, kind, status, source in rows)
+        return found
+
+    def node_tallies(self) -> tuple[dict[str, int], dict[str, int]]:
+        """How many nodes of each kind and of each status (graph.json's counts), counted by SQLite."""
+        kinds = {str(kind): n for kind, n in self.con.execute("SELECT kind, count(*) FROM nodes GROUP BY kind")}
+        statuses = {status: n for status, n in self.con.execute("SELECT status, count(*) FROM nodes GROUP BY status") if status is not None}
+        return kinds, statuses
+
+    def report_rows(self, limit: int) -> dict[str, Any]:
+        """What GRAPH_REPORT.md and brief.json list besides god nodes and communities, by SQL: the
+        `limit` dangling targets with most referrers (then by id), the quarantined nodes, the first
+        `limit` stale or pending ones by id, and the convention notes' rows (the caller filters)."""
+        rows = lambda sql, *args: [(nid, orjson.loads(data)) for nid, data in self.con.execute(sql, args)]  # noqa: E731
+        return {
+            "unresolved": rows("SELECT id, data FROM nodes WHERE kind='unresolved' ORDER BY coalesce(json_array_length(data, '$.referrers'), 0) DESC, id LIMIT ?", limit),
+            "quarantined": rows("SELECT id, data FROM nodes WHERE status='quarantined' ORDER BY id"),
+            "stale": rows("SELECT id, data FROM nodes WHERE status IN ('stale', 'pending') ORDER BY id LIMIT ?", limit),
+            "conventions": rows("SELECT id, data FROM nodes WHERE kind='note' AND instr(data, '\"convention/') > 0 ORDER BY id"),
+        }
 
 
 def _node_data(attrs: dict[str, Any]) -> tuple[bytes, str]:

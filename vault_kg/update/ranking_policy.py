@@ -46,8 +46,10 @@ def rank_graph(
     table: rank.EdgeTable,
     result: Any,
     defer: str = "",
+    raw: dict[str, Any] | None = None,
 ) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
-    """Ranks, node → community, and the community table for this run's graph (see above); `defer`: `RunSettings.defer`."""
+    """Ranks, node → community, and the community table for this run's graph (see above); `defer`:
+    `RunSettings.defer`; `raw` receives the unscaled PageRank vector when it is computed."""
     digest = rank.ranking_digest(nodes, table)
     last = unpack(cache.get_blob(BLOB))
     defer = defer in (COMMUNITIES, WHOLE_GRAPH) and last is not None
@@ -58,7 +60,7 @@ def rank_graph(
             assignment, communities = rank.communities(nodes, table, ranks)
             of = digest
     else:
-        ranks = rank.pagerank(nodes, table)
+        ranks = rank.pagerank(nodes, table, raw=raw)
         result.extra["ranking"] = "computed"
         if defer:
             assert last is not None
