@@ -15,8 +15,6 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from vault_kg.core import model as m
 from vault_kg.core.adapter import Resolution, SourceSkip
 from vault_kg.core.secrets import redact
@@ -31,7 +29,8 @@ MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_SEARCH_CHARS = 20_000
 FM_OPEN_RE = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
 YAML_ALIAS_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][A-Za-z0-9_][\w-]*", re.MULTILINE)
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+FM_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)  # python-frontmatter's YAML boundary, which notes were split with
+FM_META = ("fm_digest", "fm_title")  # extraction meta that only says which frontmatter text gave the fields (see `_fm_fields`)
 
 
 def content_hash(data: bytes) -> str:
@@ -51,8 +50,10 @@ class VaultAdapter:
     def is_source(self, root: Path, relpath: str) -> bool:
         return vault_scan.is_source(root, relpath)
 
-    def extract(self, relpath: str, data: bytes) -> m.Extraction:
-        return extract_note(relpath, data)
+    def extract(self, relpath: str, data: bytes, previous: m.Extraction | None = None) -> m.Extraction:
+        """`previous`: the note's last extraction, whose frontmatter fields are reused when its
+        frontmatter text is unchanged (a body edit parses no YAML: an agent's edit imports none)."""
+        return extract_note(relpath, data, previous)
 
     def resolve(self, extractions: dict[str, m.Extraction]) -> Resolution:
         return resolve_vault(extractions)
@@ -95,16 +96,14 @@ def _quarantined(relpath: str, digest: str, reason: str, size: int) -> m.Extract
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
-    """(frontmatter text or None, body, 1-based file line where the body starts)."""
-    import frontmatter
-
-    handler = frontmatter.YAMLHandler()
-    if not handler.detect(text):
+    """(frontmatter text or None, body, 1-based file line where the body starts), split as
+    python-frontmatter's YAML handler splits it (`FM_BOUNDARY`), without importing it (or YAML)."""
+    if not FM_BOUNDARY.match(text):
         return None, text, 1
-    try:
-        fm_text, body = handler.split(text)
-    except ValueError:
+    parts = FM_BOUNDARY.split(text, 2)
+    if len(parts) != 3:
         return None, text, 1
+    _, fm_text, body = parts
     offset = len(text) - len(body)
     return fm_text, body, text.count("\n", 0, offset) + 1
 
@@ -115,8 +114,10 @@ def parse_frontmatter(fm_text: str) -> dict[str, Any]:
         raise ValueError(f"frontmatter is larger than {MAX_FRONTMATTER_CHARS // 1024} KB")
     if YAML_ALIAS_RE.search(fm_text) and re.search(r"(^|[\s:\[,-])\*[A-Za-z0-9_]", fm_text, re.MULTILINE):
         raise ValueError("frontmatter uses YAML anchors/aliases (`&x` / `*x`), which notes do not need")
+    import yaml  # here: a note whose frontmatter did not change is never parsed again (`_fm_fields`)
+
     try:
-        data = yaml.load(fm_text, Loader=YAML_LOADER)
+        data = yaml.load(fm_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -170,8 +171,56 @@ def _key_line(fm_text: str, key: str) -> int:
     return fm_text.count("\n", 0, match.start()) + 2 if match else 1
 
 
-def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any] | str:
-    """(text, frontmatter text, frontmatter, markdown scan) of a note, or why it is quarantined."""
+class FmFields:
+    """What a note's extraction takes from its frontmatter, and the digest of the text it came from."""
+
+    __slots__ = ("digest", "title", "aliases", "summary", "summary_present", "tags", "props")
+
+    def __init__(self, digest: str | None, title: Any, aliases: list[str], summary: str, summary_present: bool, tags: list[str], props: dict[str, Any]) -> None:
+        self.digest, self.title, self.aliases, self.summary = digest, title, aliases, summary
+        self.summary_present, self.tags, self.props = summary_present, tags, props
+
+    @classmethod
+    def parsed(cls, fm_text: str | None, fm: dict[str, Any]) -> "FmFields":
+        summary_raw = fm.get("summary")
+        title = fm.get("title")
+        return cls(
+            _fm_digest(fm_text),
+            str(title) if title else None,  # stripped with the heading or file name it may stand for
+            sorted(set(_alias_list(fm.get("aliases")) + _alias_list(fm.get("alias")))),
+            "" if summary_raw is None else str(json_safe(summary_raw)).strip(),
+            summary_raw is not None,
+            _frontmatter_tags(fm),
+            {str(k): json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}},
+        )
+
+    @classmethod
+    def kept(cls, fm_text: str | None, previous: m.Extraction | None) -> "FmFields | None":
+        """The fields `previous` (the note's last extraction) took from this same frontmatter text, or None."""
+        if previous is None or previous.quarantine or fm_text is None:
+            return None
+        meta = previous.meta
+        if meta.get("fm_digest") is None or meta.get("fm_digest") != _fm_digest(fm_text):
+            return None
+        node = previous.nodes.get(m.note_id(previous.source)) or {}
+        return cls(
+            meta["fm_digest"],
+            meta.get("fm_title"),
+            list(meta.get("aliases", [])),
+            meta.get("summary", ""),
+            meta.get("summary_present", False),
+            list(meta.get("fm_tags", [])),
+            dict(node.get("props", {})),
+        )
+
+
+def _fm_digest(fm_text: str | None) -> str | None:
+    return None if fm_text is None else hashlib.blake2b(fm_text.encode(), digest_size=16).hexdigest()
+
+
+def _parse(data: bytes, previous: m.Extraction | None = None) -> tuple[str, str | None, FmFields, Any] | str:
+    """(text, frontmatter text, frontmatter fields, markdown scan) of a note, or why it is
+    quarantined. The fields are `previous`'s when the frontmatter text is the one it came from."""
     if len(data) > MAX_NOTE_BYTES:
         return f"note is {len(data) / 1e6:.1f} MB, over the {MAX_NOTE_BYTES / 1e6:.0f} MB cap; split it or raise KG_MAX_NOTE_BYTES"
     if b"\x00" in data[:8192]:
@@ -182,17 +231,20 @@ def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any] | str:
         return f"not UTF-8 text (byte {exc.start}); re-save the note as UTF-8"
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     fm_text, body, body_line = split_frontmatter(text)
-    fm: dict[str, Any] = {}
-    if fm_text is not None:
-        try:
-            fm = parse_frontmatter(fm_text)
-        except ValueError as exc:
-            return f"{exc}; fix the frontmatter and run `kg update`"
+    fields = FmFields.kept(fm_text, previous)
+    if fields is None:
+        fm: dict[str, Any] = {}
+        if fm_text is not None:
+            try:
+                fm = parse_frontmatter(fm_text)
+            except ValueError as exc:
+                return f"{exc}; fix the frontmatter and run `kg update`"
+        fields = FmFields.parsed(fm_text, fm)
     try:
         scan = scan_markdown(body, body_line)
     except RecursionError:
         return "note structure too deeply nested to scan"
-    return text, fm_text, fm, scan
+    return text, fm_text, fields, scan
 
 
 def _frontmatter_tags(fm: dict[str, Any]) -> list[str]:
@@ -204,23 +256,20 @@ def _frontmatter_tags(fm: dict[str, Any]) -> list[str]:
     return tags
 
 
-def extract_note(relpath: str, data: bytes) -> m.Extraction:
-    """Extract one note. Never raises: unreadable input is quarantined with a reason."""
+def extract_note(relpath: str, data: bytes, previous: m.Extraction | None = None) -> m.Extraction:
+    """Extract one note. Never raises: unreadable input is quarantined with a reason. `previous`
+    (the note's last extraction) lends its frontmatter fields when the frontmatter is unchanged."""
     digest = content_hash(data)
-    parsed = _parse(data)
+    parsed = _parse(data, previous)
     if isinstance(parsed, str):
         return _quarantined(relpath, digest, parsed, len(data))
-    text, fm_text, fm, scan = parsed
+    text, fm_text, fields, scan = parsed
     nid = m.note_id(relpath)
     h1 = next((h.text for h in scan.headings if h.level == 1), None)
-    title = str(fm.get("title") or h1 or note_title_from_path(relpath)).strip()
-    aliases = sorted(set(_alias_list(fm.get("aliases")) + _alias_list(fm.get("alias"))))
-    summary_raw = fm.get("summary")
-    summary = "" if summary_raw is None else str(json_safe(summary_raw)).strip()
-    fm_tags = _frontmatter_tags(fm)
+    title = str(fields.title or h1 or note_title_from_path(relpath)).strip()
+    aliases, summary, fm_tags, props = fields.aliases, fields.summary, fields.tags, fields.props
     inline_tags = [tag for tag, _ in scan.tags]
     all_tags = sorted(set(fm_tags) | set(inline_tags))
-    props = {str(k): json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}}
     lines = text.count("\n") + 1
 
     node: dict[str, Any] = {
@@ -264,7 +313,9 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
                 "fm_tags": fm_tags,
                 "inline_tags": sorted(set(inline_tags)),
                 "has_frontmatter": fm_text is not None,
-                "summary_present": summary_raw is not None,
+                "summary_present": fields.summary_present,
+                "fm_digest": fields.digest,
+                "fm_title": fields.title,
                 "headings": [[h.level, h.text, h.line] for h in scan.headings],
                 "blocks": scan.blocks,
                 "size": len(data),
@@ -329,6 +380,37 @@ class NoteIndex:
                 same.append(relpath)
             for alias in extractions[relpath].hot("aliases", []) if aliases is None else aliases[relpath]:
                 by_alias.setdefault(alias.lower(), []).append(relpath)
+
+    @classmethod
+    def from_tables(cls, tables: tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]], extractions: Mapping[str, m.Extraction]) -> "NoteIndex":
+        """The index a whole resolution built (`lookup_tables`), kept by the cache: a one-note
+        patch reads it instead of every note's path and aliases (`vault_kg.update.link_patch`)."""
+        index = cls.__new__(cls)
+        index.extractions = extractions
+        index.by_path, index.by_stem, index.by_alias = tables
+        return index
+
+    @staticmethod
+    def path_key(relpath: str) -> str:
+        """The key `by_path` holds a note under (its path, lowercased, without `.md`)."""
+        key = relpath.strip().replace("\\", "/").lower()
+        return key[:-3] if key.endswith(".md") else key
+
+    def lookup_tables(self) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+        return self.by_path, self.by_stem, self.by_alias
+
+    def set_aliases(self, relpath: str, before: list[str], after: list[str]) -> None:
+        """A note's aliases went from `before` to `after` (the lists its extractions hold)."""
+        for alias in before:
+            holders = self.by_alias.get(alias.lower(), [])
+            if relpath in holders:
+                holders.remove(relpath)
+                if not holders:
+                    del self.by_alias[alias.lower()]
+        for alias in after:
+            holders = self.by_alias.setdefault(alias.lower(), [])
+            holders.append(relpath)
+            holders.sort()
 
     def headings(self, relpath: str) -> list[list[Any]]:
         """A note's headings, read only for notes that a `[[Note#Heading]]` link points at."""
@@ -422,6 +504,7 @@ def resolve_vault_incremental(extractions: dict[str, m.Extraction], previous: di
                 res.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {text}", "source": target_path, "line": line, "status": m.LIVE}
                 res.derived.append(m.edge(m.note_id(target_path), sid, m.HAS_SECTION, target_path, line))
     _add_tag_parents(extractions, res)
+    res.lookup = index.lookup_tables()
     return res, recomputed
 
 

@@ -108,7 +108,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
     """Store the clustering if the cache still holds the graph it was computed on."""
     from vault_kg.storage.cache import ScopeCache
     from vault_kg.update.noop_checks import OWED, owed_owners
-    from vault_kg.update.ranking_policy import BLOB, unpack
+    from vault_kg.update.ranking_policy import BLOB, store, unpack
 
     cache = ScopeCache(Layout(out).cache_db)
     try:
@@ -119,7 +119,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
         if last is None or last[0] != digest or owed_owners(cache):  # an edit a hook stored since
             cache.rollback()
             return False
-        cache.put_blob(BLOB, (digest, ranks, assignment, communities, digest))
+        store(cache, (digest, ranks, assignment, communities, digest))
         cache.set_meta(OWED, {**(cache.get_meta(OWED) or {}), "owners": []})  # the artifacts: written by the short update that follows (`owed.finish_owed`)
         cache.commit()
         return True
@@ -136,9 +136,10 @@ def settle(scope: Scope) -> bool:
 
     for _ in range(ROUNDS):
         if owed(scope.out):
-            # ranks of the graph a hook's link patch stored (`deferred_work.finish_owed`); the artifacts wait for the clustering
+            # what hooks deferred: carried and spliced (`owed_settle`), or ranked in full with the
+            # artifacts waiting for the clustering below (`deferred_work.finish_owed`)
             run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES, clustering_next=True, html_later=True))
-        found = snapshot(scope.out)
+        found = snapshot(scope.out) if _clustering_waits(scope.out) else None
         if found is None:
             if owed(scope.out):
                 continue  # an edit deferred more meanwhile
@@ -151,6 +152,19 @@ def settle(scope: Scope) -> bool:
         if result.extra.get("communities") != "deferred" and not owed(scope.out):
             return True
     return False
+
+
+def _clustering_waits(out: Path) -> bool:
+    """Whether the stored communities describe an earlier graph than the ranks (read from the
+    stamps alone; a cache that keeps none is looked at whole by `snapshot`)."""
+    from vault_kg.storage.cache import meta_value
+    from vault_kg.update.ranking_policy import STAMPS
+
+    db = Layout(out).cache_db
+    if not db.is_file():
+        return False
+    found = meta_value(db, STAMPS)
+    return found is None or found[0] != found[1]
 
 
 def owed(out: Path) -> bool:

@@ -42,7 +42,7 @@ from vault_kg.update.stages import update_search_index
 __all__ = ["FREE_META", "NodePatch", "PATCHABLE", "SHOWN", "patch_prose_edit"]
 
 PATCHABLE = ("end_line", "summary")  # node attributes only the node's own row, its search text and graph.json read
-FREE_META = ("size", "summary")  # extraction meta no other stage reads
+FREE_META = ("size", "summary", "fm_digest", "fm_title")  # extraction meta no other stage reads (the frontmatter's digest: its fields are compared)
 SHOWN = ("summary",)  # ... except that brief.json and the report show these of god nodes and conventions
 
 
@@ -66,7 +66,7 @@ def patch_prose_edit(run: Run) -> None:
         _finish(run, [])
         return
     old = run.cache.load_extraction(rel)
-    new = run.adapter.extract(rel, data)
+    new = run.adapter.extract(rel, data, previous=old)  # type: ignore[call-arg]  (a vault's: an unchanged frontmatter is not parsed again)
     for p in run.passes:
         new = p.annotate(run, rel, data, new)
     patch = None if blocked else _node_patch(run, rel, old, new)
@@ -113,12 +113,12 @@ def _defer(run: Run, rel: str, st: Any, new: m.Extraction, patch: "NodePatch") -
 
 def _owed_only(run: Run) -> bool:
     """Whether what waits is only what hooks owe the background job (not a deferred clustering)."""
-    from vault_kg.update.ranking_policy import BLOB, unpack
+    from vault_kg.update.ranking_policy import stamps
 
     if owed_owners(run.cache) is None or not _clustering_pending(run):
         return False
-    last = unpack(run.cache.get_blob(BLOB))
-    return last is None or last[0] == last[4]
+    last = stamps(run.cache)
+    return last is None or last[0] == last[1]
 
 
 def _candidate(run: Run) -> str | None:
@@ -151,14 +151,14 @@ def _clustering_pending(run: Run) -> bool:
     (`ranking`), or a link patch's ranks and artifacts (`owed`). The link patch ranks again as the
     whole route would (or defers again), the prose patch (which keeps the last ranks and
     communities) may not run. No pass asks for another run today (`retry`)."""
-    from vault_kg.update.ranking_policy import BLOB, unpack
+    from vault_kg.update.ranking_policy import stamps
 
     if not run.artifacts_ok or run.rebuild_all or not run.cache.get_meta("retry", False) or deps_changed(run.cache.get_meta("deps", {}) or {}):
         return False
     if owed_owners(run.cache) is not None:
         return True
-    last = unpack(run.cache.get_blob(BLOB))
-    return last is not None and last[0] != last[4]
+    last = stamps(run.cache)
+    return last is not None and last[0] != last[1]
 
 
 @dataclass
