@@ -61,7 +61,7 @@ from extract.stated_relations import stated_relations  # noqa: E402
 from extract.scoring import METRICS, PRF, score  # noqa: E402
 from vault_kg.core.model import AMBIGUOUS, EXTRACTED  # noqa: E402
 
-from figures import record  # noqa: E402
+from figures import record, watch_load  # noqa: E402
 
 _WIKILINK = re.compile(r"\[\[([^\]|#^]+)")
 
@@ -300,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _live_main(args: argparse.Namespace) -> int:
+    watch_load()  # the page's load before and during covers the model calls, not only the scoring
     notes = [(folder, note) for folder in (args.gold or list(GOLD_SETS)) for note in load_gold(folder)[: args.limit or None] if args.notes is None or note[0] in args.notes]
     if args.notes is not None and len(notes) != len(args.notes):
         found = {note[0] for _, note in notes}
@@ -312,7 +313,7 @@ def _live_main(args: argparse.Namespace) -> int:
         if problem:
             print(problem, file=sys.stderr)
             return 1
-        shown = extractor.client.show(args.model)
+        shown = extractor.show()
         size = (shown.details.parameter_size if shown.details else "") or "?"
         per_note = []
         started = time.perf_counter()

@@ -1,10 +1,14 @@
 """One generated place for every figure: each bench writes what it printed to docs/benchmarks/.
 
 `with record("vault_bench"):` around a bench's `main()` tees its stdout, and when the bench ends
-without an error writes `docs/benchmarks/vault_bench.md`: the date, the machine (cores, CPU model,
-memory, load average before and after), the exact command, the model state where it matters, and
-the output as printed. The docs quote these pages and nothing else; a page is replaced by the next
-run of the same bench (`KG_BENCH_RECORD=0` turns recording off).
+without an error writes `docs/benchmarks/vault_bench.md`: the date, how long the run took (the
+whole process, from its start: a bench that prints its page after the work, like a live
+extraction run, still says how long the work took), the machine (cores, CPU model, memory), its
+load average before the run, during it (the 1-minute figure sampled every few seconds: lowest,
+median, highest) and at its end, the exact command, the model state where it matters, and the
+output as printed. The docs quote these pages and nothing else; a page is replaced by the next
+run of the same bench (`KG_BENCH_RECORD=0` turns recording off). A bench whose work starts before
+`record` calls `watch_load()` first, so the samples cover the work.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import io
 import os
 import platform
 import shlex
+import statistics
 import sys
+import threading
+import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -34,8 +41,54 @@ class _Tee(io.TextIOBase):
         self.stream.flush()
 
 
-def machine() -> str:
-    """Cores, CPU model, memory and the load average now, in one line."""
+SAMPLE_SECONDS = 5.0
+
+
+class LoadWatch:
+    """The 1-minute load average sampled every `SAMPLE_SECONDS` on a daemon thread, from the
+    moment it starts (the load before the run is its first sample)."""
+
+    def __init__(self) -> None:
+        self.before = os.getloadavg()
+        self.samples = [self.before[0]]
+        self._stop = threading.Event()
+        threading.Thread(target=self._sample, name="load-watch", daemon=True).start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(SAMPLE_SECONDS):
+            self.samples.append(os.getloadavg()[0])
+
+    def during(self) -> str:
+        self.samples.append(os.getloadavg()[0])
+        low, mid, high = min(self.samples), statistics.median(self.samples), max(self.samples)
+        return f"lowest {low:.1f}, median {mid:.1f}, highest {high:.1f} ({len(self.samples)} samples of the 1-minute average)"
+
+
+_WATCH: list[LoadWatch] = []
+
+
+def watch_load() -> LoadWatch:
+    """Start sampling the load now (once per process); `record` calls it if the bench did not."""
+    if not _WATCH:
+        _WATCH.append(LoadWatch())
+    return _WATCH[0]
+
+
+def process_seconds() -> float:
+    """How long this process has run (Linux: from /proc; elsewhere: since this module was imported)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _IMPORTED
+
+
+_IMPORTED = time.monotonic()
+
+
+def machine(load: tuple[float, float, float] | None = None) -> str:
+    """Cores, CPU model, memory and the load average (now, or `load`), in one line."""
     model = "unknown CPU"
     try:
         model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name"))
@@ -47,8 +100,8 @@ def machine() -> str:
         memory = f", {kb / 1024 / 1024:.0f} GB RAM"
     except (OSError, StopIteration, ValueError):
         pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"{os.cpu_count()} cores ({model}){memory}; load average {load}; Python {platform.python_version()}"
+    shown = ", ".join(f"{x:.1f}" for x in (load or os.getloadavg()))
+    return f"{os.cpu_count()} cores ({model}){memory}; load average {shown}; Python {platform.python_version()}"
 
 
 @contextmanager
@@ -57,8 +110,8 @@ def record(bench: str, model_state: str | None = None) -> Iterator[None]:
     if os.environ.get("KG_BENCH_RECORD", "1") == "0":
         yield
         return
-    started = datetime.now(timezone.utc)
-    before = machine()
+    watch = watch_load()
+    before = machine(watch.before)
     tee = _Tee(sys.stdout)
     sys.stdout = tee
     try:
@@ -66,13 +119,16 @@ def record(bench: str, model_state: str | None = None) -> Iterator[None]:
     finally:
         sys.stdout = tee.stream
     command = "python " + shlex.join([f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
+    took = process_seconds()
+    started = datetime.now(timezone.utc) - timedelta(seconds=took)
     lines = [
         f"# {bench}",
         "",
         "Generated by the bench itself (`bench/figures.py`); do not edit. Run the command again to replace it.",
         "",
-        f"- date: {started:%Y-%m-%d %H:%M} UTC (took {(datetime.now(timezone.utc) - started).total_seconds():.0f} s)",
+        f"- date: {started:%Y-%m-%d %H:%M} UTC (the run took {took:.0f} s, from the start of the process to this page)",
         f"- machine at the start: {before}",
+        f"- load during the run: {watch.during()}",
         f"- machine at the end: {machine()}",
         f"- command: `{command}`",
     ]

@@ -108,4 +108,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import record
+
+    with record("hook_walk_" + (sys.argv[sys.argv.index("--edit") + 1] if "--edit" in sys.argv[:-1] else "prose")):
+        status = main()
+    sys.exit(status)

@@ -161,4 +161,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if "--root" in sys.argv:  # another checkout: no page for this one
+        sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import record
+
+    with record("import_graph" + ("_" + sys.argv[sys.argv.index("--level") + 1] if "--level" in sys.argv[:-1] else "")):
+        status = main()
+    sys.exit(status)

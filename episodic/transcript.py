@@ -24,6 +24,7 @@ from .journal import Entry, append_entry
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = {"Bash": "command"}
 MAX_REQUEST_CHARS = 280
+MAX_TITLE_CHARS = 200  # a 10 MB session title once pushed the rest of the day past what a reader reads
 MAX_COMMAND_CHARS = 120
 MAX_LISTED = 8
 MAX_TRANSCRIPT_BYTES = 32 * 1024 * 1024  # a longer session is read from its tail
@@ -97,11 +98,18 @@ def transcript_records(path: Path, limit: int = MAX_TRANSCRIPT_BYTES) -> list[di
     return out
 
 
+def content_of(record: dict[str, Any]) -> Any:
+    """A record's `message.content`, or None when the record has no such shape (a `message` that
+    is a string or a list: one odd record must not lose the session's entry)."""
+    message = record.get("message")
+    return message.get("content") if isinstance(message, dict) else None
+
+
 def user_text(record: dict[str, Any]) -> str:
     """The text of a real user request ("" for tool results, meta and command chatter)."""
     if record.get("type") != "user" or record.get("isMeta") or record.get("isSidechain"):
         return ""
-    content = (record.get("message") or {}).get("content")
+    content = content_of(record)
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
@@ -120,10 +128,10 @@ def _one_line(text: str, limit: int) -> str:
 def tool_uses(record: dict[str, Any]) -> list[dict[str, Any]]:
     if record.get("type") != "assistant":
         return []
-    content = (record.get("message") or {}).get("content")
+    content = content_of(record)
     if not isinstance(content, list):
         return []
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("input", {}), dict)]
 
 
 def _display_path(raw: str, cwd: str) -> str:
@@ -142,10 +150,10 @@ def summarize_transcript(path: Path, *, vault: Path | None = None, project: str 
     requests: list[str] = []
     for record in transcript_records(path):
         if record.get("type") == "summary" and record.get("summary") and not summary.title:
-            summary.title = str(record["summary"])
-        summary.cwd = summary.cwd or str(record.get("cwd") or "")
-        summary.session_id = summary.session_id or str(record.get("sessionId") or "")
-        summary.branch = summary.branch or str(record.get("gitBranch") or "")
+            summary.title = _one_line(str(record["summary"])[: MAX_TITLE_CHARS * 4], MAX_TITLE_CHARS)
+        summary.cwd = summary.cwd or str(record.get("cwd") or "")[:4096]
+        summary.session_id = summary.session_id or str(record.get("sessionId") or "")[:200]
+        summary.branch = summary.branch or _one_line(str(record.get("gitBranch") or "")[:1000], MAX_TITLE_CHARS)
         if record.get("timestamp"):
             summary.started = summary.started or str(record["timestamp"])
             summary.ended = str(record["timestamp"])
@@ -162,6 +170,8 @@ def summarize_transcript(path: Path, *, vault: Path | None = None, project: str 
 
 def _note_tool_use(summary: SessionSummary, use: dict[str, Any], vault: Path | None) -> None:
     name, args = use.get("name"), use.get("input") or {}
+    if not isinstance(name, str):
+        return
     if name in EDIT_TOOLS and isinstance(args.get(EDIT_TOOLS[name]), str):
         raw = args[EDIT_TOOLS[name]]
         note = _vault_note(raw, vault)

@@ -75,6 +75,10 @@ from .llm_prompt import (  # noqa: F401 (the pipeline's public names, re-exporte
     verify_answer,
 )
 from .llm_stream import ItemScanner
+from .llm_wire import AnswerTooLong, BadLine, OllamaWire
+
+MAX_META_BYTES = 4 * 1024 * 1024  # /api/tags and /api/show: a list of models, a model's card
+ANSWER_BYTES_PER_TOKEN = 1024  # a streamed line holds one token in an envelope of a few hundred bytes
 
 
 class _Entity(pydantic.BaseModel):
@@ -174,7 +178,7 @@ class OllamaExtractor:
         self.note_budget_s = note_budget_s
         self.seed = seed
         self.cache = LlmCache(Path(cache_dir)) if cache_dir is not None else None
-        self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout, connect=connect_timeout))
+        self.wire = OllamaWire(host, timeout, connect_timeout)
         self.digest: str | None = None
         self.context_length: int | None = None
         self._ready = False
@@ -199,14 +203,14 @@ class OllamaExtractor:
         if self._ready:
             return None
         try:
-            listed = self.client.list()
+            listed = ollama.ListResponse.model_validate(self.wire.get("/api/tags", time.monotonic() + self.timeout, MAX_META_BYTES))
             entry = next(
                 (m for m in listed.models if _model_matches([m.model or "", getattr(m, "name", "") or ""], self.model)),
                 None,
             )
             if entry is None:
                 return self.missing_message()
-            shown = self.client.show(self.model)
+            shown = self.show()
         except (ConnectionError, httpx.ConnectError):
             return self.down_message()
         except httpx.TimeoutException:
@@ -215,7 +219,7 @@ class OllamaExtractor:
             if exc.status_code == 404:
                 return self.missing_message()
             return f"Ollama at {self.host} failed ({exc.status_code}: {exc.error}): check the `ollama serve` logs"
-        except (httpx.TransportError, pydantic.ValidationError, ValueError) as exc:
+        except (httpx.TransportError, pydantic.ValidationError, ValueError, AnswerTooLong) as exc:
             return f"Ollama at {self.host} gave an unusable answer ({type(exc).__name__}): run `ollama serve` and retry"
         self.digest = entry.digest or f"unknown:{self.model}"
         info = shown.modelinfo or {}
@@ -227,6 +231,10 @@ class OllamaExtractor:
             self.cache.remember_model(self.model, self.digest, self.context_length)
         self._ready = True
         return None
+
+    def show(self) -> ollama.ShowResponse:
+        """The model's card (`/api/show`), read within the timeout."""
+        return ollama.ShowResponse.model_validate(self.wire.post("/api/show", {"model": self.model}, time.monotonic() + self.timeout, MAX_META_BYTES))
 
     def key(self, prompt: str) -> str:
         assert self.digest is not None, "preflight() first"
@@ -338,20 +346,21 @@ class OllamaExtractor:
                 last = f"Ollama did not answer within {self.timeout:g}s"
             except httpx.TransportError as exc:
                 last = f"connection to Ollama broke ({type(exc).__name__})"
-            except pydantic.ValidationError:
-                raise NoteFailed("Ollama sent a response that is not a chat response; check OLLAMA_HOST") from None
+            except (pydantic.ValidationError, BadLine) as exc:
+                raise NoteFailed(f"Ollama sent a response that is not a chat response ({exc}); check OLLAMA_HOST") from None
         raise NoteFailed(f"{last} after {self.retries + 1} attempts; check `ollama ps`")
 
     def _read(self, prompt: str, chunk: Chunk, stats: dict[str, Any], deadline: float) -> dict[str, Any]:
-        parts = self.client.chat(
-            model=self.model,
-            messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
-            format=EXTRACTION_SCHEMA,
-            options=self.options,
-            think=False,
-            stream=True,
-            keep_alive=self.keep_alive,
-        )
+        body = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
+            "format": EXTRACTION_SCHEMA,
+            "options": self.options,
+            "think": False,
+            "stream": True,
+            **({"keep_alive": self.keep_alive} if self.keep_alive is not None else {}),
+        }
+        lines = self.wire.stream("/api/chat", body, deadline, 64 * 1024 + self.options["num_predict"] * ANSWER_BYTES_PER_TOKEN)
         scanner = ItemScanner()
         seen: set[Any] = set()
         items: dict[str, list[dict[str, Any]]] = {"relations": [], "entities": []}
@@ -360,7 +369,8 @@ class OllamaExtractor:
         final = None
         pieces = 0
         try:
-            for part in parts:
+            for line in lines:
+                part = ollama.ChatResponse.model_validate(line)
                 if part.done:
                     final = part
                     break
@@ -381,8 +391,13 @@ class OllamaExtractor:
                 if time.monotonic() > deadline:
                     stop = "budget"
                     break
+            if final is None and not stop and time.monotonic() >= deadline:
+                stop = "budget"  # the stream ended at the deadline (a server too slow, or dripping)
+        except AnswerTooLong as exc:
+            stop = "bytes"
+            stats["warnings"].append(f"{exc}: the answer was cut there")
         finally:
-            parts.close()  # stops the generation: Ollama cancels a request whose client went away
+            lines.close()  # stops the generation: Ollama cancels a request whose client went away
         stats["output_tokens"] += final.eval_count or pieces if final is not None else pieces  # cut: one piece per token
         if final is not None:
             prompt_tokens = final.prompt_eval_count or 0
@@ -399,6 +414,8 @@ class OllamaExtractor:
         found = len(items["relations"]) + len(items["entities"])
         if stop == "repeat":
             stats["warnings"].append(f"model repeated an item (looping): kept the {found} items before it")
+        elif stop == "bytes" and not found:
+            raise NoteFailed("Ollama's answer did not end (it passed its size bound before any item); check the model and `ollama ps`")
         elif stop == "budget":
             if not found:
                 raise NoteFailed(f"over the time budget of {self.note_budget_s:g}s per note; raise [ollama] note_budget_s for slow models")

@@ -147,8 +147,12 @@ _DELIMITER = re.compile(r"<\s*/?\s*note\b[^>]*>", re.IGNORECASE)
 
 
 def inert(text: str) -> str:
-    """Note text that cannot close or reopen the `<note>` delimiters, in any spelling."""
-    return _DELIMITER.sub(lambda m: m.group(0).replace("<", "&lt;"), text)
+    """Note text that cannot close or reopen the `<note>` delimiters, in any spelling, with every
+    secret redacted: every piece of the vault in a prompt passes here, so no credential reaches
+    the model server (which may be another machine's)."""
+    from vault_kg.core.secrets import redact
+
+    return _DELIMITER.sub(lambda m: m.group(0).replace("<", "&lt;"), redact(text))
 
 
 def _one_line(text: str) -> str:

@@ -36,17 +36,21 @@ def excluded(root: Path) -> Callable[[str], bool]:
     memo = _memo.get(path)
     if memo is not None and memo[0] == key:
         return memo[1]
-    matcher = _matcher(path, st.st_size)
+    matcher = _matcher(path, os.fspath(root))
     _memo[path] = (key, matcher)
     return matcher
 
 
-def _matcher(path: str, size: int) -> Callable[[str], bool]:
-    if size > MAX_BYTES:
-        return never
+def _matcher(path: str, root: str) -> Callable[[str], bool]:
+    """The user's filters, read through the one reader: a FIFO, a device (a link to `/dev/zero`,
+    synced in from another machine) or a link out of the vault excludes nothing and never blocks."""
+    from vault_kg.core.safe_read import read_regular
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            filters = json.load(handle).get("userIgnoreFilters") or []
+        data = read_regular(path, MAX_BYTES + 1, root=root)
+        if len(data) > MAX_BYTES:
+            return never
+        filters = json.loads(data.decode("utf-8-sig")).get("userIgnoreFilters") or []
     except (OSError, ValueError, AttributeError):
         return never
     prefixes: list[str] = []

@@ -44,9 +44,11 @@ def cache_problem(root: Path) -> str | None:
 
 
 def log_failure(event: str, message: str, vault: Path | None) -> Path | None:
-    """Append one failure to `<vault>/kg-out/hooks.log`, else beside the config file; never raise."""
+    """Append one failure, redacted, to `<vault>/kg-out/hooks.log`, else beside the config file; never raise."""
+    from vault_kg.core.secrets import redact  # only on failure: the fast path never pays for it
+
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    text = f"{stamp} {event}: {message.rstrip()}\n"
+    text = f"{stamp} {event}: {redact(message.rstrip())}\n"
     folders = []
     if vault is not None:
         folders.append(vault / OUT_DIRNAME)

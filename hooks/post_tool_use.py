@@ -54,7 +54,9 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
                 lines = rebuild_later("code", name, root) or update_project_file(env, name, rel)
     if not lines:
         return None
-    shown = lines[:MAX_LINES] + ([f"kg: … {len(lines) - MAX_LINES} more; run `kg check`"] if len(lines) > MAX_LINES else [])
+    from vault_kg.core.agent_text import one_line  # a file name can hold a newline: each line stays one line
+
+    shown = [one_line(line, 1000) for line in lines[:MAX_LINES]] + ([f"kg: … {len(lines) - MAX_LINES} more; run `kg check`"] if len(lines) > MAX_LINES else [])
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "\n".join(shown)}}
 
 

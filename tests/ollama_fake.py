@@ -4,7 +4,9 @@ Test fixture only: the product never imports it. It follows Ollama's wire format
 (as documented and as ``shared/tools/ollama-compat`` reproduces them): ``/api/version``,
 ``/api/tags``, ``/api/show`` (``model_info``, ``details``), ``/api/chat`` streaming (NDJSON,
 chunked) and not, ``done_reason``, token counts and durations, ``{"error": ...}`` bodies with
-404/400/500/503, an error line mid-stream, a hang, and a dropped connection.
+404/400/500/503, an error line mid-stream, a hang, and a dropped connection; and what no real
+Ollama should do, for the client's bounds: a stream that drips (one byte every ``drip_s``), one
+that never ends (a line that never closes), and a line that is not JSON.
 
 Answers come from fixture files in ``tests/fixtures/llm/*.json``: ``{"match": "<text in the note>"``
 (or a list of such markers, one per chunk of a long note),
@@ -59,6 +61,9 @@ FAULTS = {
     "badschema",
     "badjson",
     "drop",
+    "drip",
+    "endless",
+    "nonjson",
 }
 _NOTE_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
 
@@ -104,6 +109,8 @@ class FakeOllama:
         self.context_length = 32768
         self.chars_per_token = 4.0
         self.hang_s = 10.0
+        self.drip_s = 0.2  # the "drip" fault: seconds between bytes
+        self.sent_bytes = 0  # what the "endless" fault wrote before the client hung up
         self.piece_s = 0.001  # generation time per streamed piece of 16 characters
         self.echo = echo  # notes no fixture matches: their capitalized words as entities and relations
         self.faults: list[str] = []
@@ -474,6 +481,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/x-ndjson")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        if fault in ("drip", "endless", "nonjson"):
+            self._misbehave(fault, body, content, final)
+            return
         pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
         sent = 0
         try:
@@ -495,6 +505,35 @@ class _Handler(BaseHTTPRequestHandler):
             self._entry["eval_tokens"] = fake.tokens(content[:sent]) + 1
             self._entry["cancelled"] = True
             self.close_connection = True
+
+    def _misbehave(self, fault: str, body: dict[str, Any], content: str, final: dict[str, Any]) -> None:
+        """A stream no real Ollama sends: the whole answer one byte at a time (`drip`), a line that
+        never ends (`endless`), or a line of plain text after the first piece (`nonjson`)."""
+        fake = self.fake
+        first = json.dumps({"model": body["model"], "created_at": _now(), "message": {"role": "assistant", "content": content[:16]}, "done": False}) + "\n"
+        try:
+            if fault == "nonjson":
+                self._raw((first + "<html>502 Bad Gateway</html>\n").encode())
+            elif fault == "drip":
+                for byte in (first + json.dumps({**final, "message": {"role": "assistant", "content": content[16:]}}) + "\n").encode():
+                    if fake._stop.wait(fake.drip_s):
+                        break
+                    self._raw(bytes([byte]))
+            else:
+                self._raw(b'{"model": "' + body["model"].encode() + b'", "message": {"role": "assistant", "content": "')
+                block = b"loop " * 13107  # 64 KB
+                while not fake._stop.is_set():
+                    self._raw(block)
+                    fake.sent_bytes += len(block)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            with fake._lock:
+                fake.cancelled += 1
+            self.close_connection = True
+
+    def _raw(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
 
     def _client_gone(self) -> bool:
         """True once the client closed its end (Ollama cancels the generation then)."""

@@ -25,7 +25,7 @@ from vault_kg.query.graph_view import load_view
 from vault_kg.core.scopes import vault_scope
 from vault_kg.notes.vault_write import write_note
 
-NOTE = "---\nsummary: a note\ntags: [topic/x, scope/global]\n---\n# T\n"
+NOTE = "---\nsummary: a note\ntags: [topic/x, scope/x]\n---\n# T\n"  # not scope/global: a refusal here is the path guard's
 OUTSIDE_TEXT = "Outside marker zebra"
 
 

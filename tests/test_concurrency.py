@@ -1,9 +1,13 @@
-"""Concurrency: 8 hook-style `kg update PATH` processes at once, on different and on the same notes,
-while readers run `kg query` / `kg god-nodes` and parse graph.json in a loop.
+"""Concurrency: 8 PostToolUse hooks at once, on different and on the same notes, while readers run
+`kg query` / `kg god-nodes` and parse graph.json in a loop.
 
-No writer or reader may fail or see a corrupt graph, and once every writer is done the graph
-equals a from-scratch build of the same files, with no extra full update in between (each edit
-was followed by its own hook, as in an agent session).
+Each writer is the real hook: the command hooks/hooks.json states, run under /bin/sh through the
+plugin's launcher with Claude Code's payload on stdin, so each patches its note and leaves the
+ranks, the communities and graph.html to the detached jobs it starts. No writer or reader may
+fail or see a corrupt graph, no hook may log a failure, and once every hook and every job it
+started is done the graph equals a from-scratch build of the same files and graph.html draws it,
+with no extra full update in between (each edit was followed by its own hook, as in an agent
+session).
 """
 
 from __future__ import annotations
@@ -19,8 +23,14 @@ from pathlib import Path
 
 import orjson
 
+from conftest import REPO
+from graph_out.html import render_html
+from hook_world import fake_kg
 from robust_corpus import canonical, first_difference, fresh_build
 from test_crash_kill import generate_vault
+from vault_kg.core.store import load_json
+from vault_kg.jobs import clustering
+from vault_kg.jobs.html_render import rendering
 from vault_kg.update.engine import run
 from vault_kg.core.scopes import vault_scope
 
@@ -85,8 +95,22 @@ class Readers:
             time.sleep(0.01)
 
 
-def hook_round(vault: Path, rng: random.Random) -> tuple[int, list[str]]:
-    """Edit notes and start one `kg update PATH` after each edit, 8 at a time, half on one shared note."""
+def post_tool_use(vault: Path, config: Path, path: Path) -> subprocess.Popen[str]:
+    """The PostToolUse hook as Claude Code starts it after an Edit of `path`: hooks/hooks.json's command."""
+    (group,) = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["PostToolUse"]
+    command = group["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KG_", "CLAUDE_"))}
+    env.update({"KG_CONFIG": str(config), "KG_OLLAMA": "off", "CLAUDE_PLUGIN_ROOT": str(REPO), "KG_BIN": str(config.parent / "bin" / "kg")})
+    payload = {"session_id": "conc", "cwd": str(vault), "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(path)}, "tool_response": {"success": True}}
+    proc = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=vault, text=True)
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(payload))
+    proc.stdin.close()
+    return proc
+
+
+def hook_round(vault: Path, config: Path, rng: random.Random) -> tuple[int, list[str]]:
+    """Edit notes and start the PostToolUse hook after each edit, 8 at a time, half on one shared note."""
     notes = sorted(vault.rglob("*.md"))
     shared = rng.choice(notes)
     targets = [shared] * (WRITERS // 2) + rng.sample([n for n in notes if n != shared], WRITERS - WRITERS // 2)
@@ -94,32 +118,51 @@ def hook_round(vault: Path, rng: random.Random) -> tuple[int, list[str]]:
     procs: list[tuple[Path, subprocess.Popen[str]]] = []
     for path in targets:
         path.write_text(path.read_text() + f"\nEdited: see [[{rng.choice(notes).stem}]] #topic/edit{rng.randrange(4)}\n")
-        procs.append((path, subprocess.Popen(kg_args("update", str(path), "--vault", str(vault), "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        procs.append((path, post_tool_use(vault, config, path)))
     failures = []
     for path, proc in procs:
-        out, err = proc.communicate(timeout=300)
-        if proc.returncode != 0:
-            failures.append(f"kg update {path.name} exited {proc.returncode}: {err.strip()[-400:]}")
-            continue
-        result = json.loads(out)[0]
-        if result["nodes"] <= 0:
-            failures.append(f"kg update {path.name} reported an empty graph: {result}")
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+        if proc.wait(timeout=300) != 0:
+            failures.append(f"the hook for {path.name} exited {proc.returncode}: {err.strip()[-400:]}")
+        elif out.strip():
+            json.loads(out)  # Claude Code reads the hook's stdout as JSON
     return len(procs), failures
 
 
+def jobs_done(out: Path, timeout: float = 300) -> None:
+    """Wait until no graph.html render and no clustering the hooks started runs or waits (twice
+    in a row, since a clustering job's update starts a render as it ends)."""
+    deadline, quiet = time.monotonic() + timeout, 0
+    while quiet < 2:
+        assert time.monotonic() < deadline, f"the hooks' background jobs still ran after {timeout:.0f}s"
+        quiet = quiet + 1 if not (rendering(out) or clustering.running(out)) else 0
+        time.sleep(0.1)
+
+
 def hammer(vault: Path, rounds: int) -> tuple[int, list[str], Readers]:
-    """Build an 80-note vault, then `rounds` of eight concurrent hook updates with readers
-    alongside: (writer processes, failures, the readers). Shared with bench/robustness.py."""
+    """Build an 80-note vault, then `rounds` of eight concurrent PostToolUse hooks with readers
+    alongside, and wait for the jobs they started: (hook processes, failures, the readers).
+    Shared with bench/robustness.py."""
     generate_vault(vault, 80, 11)
     run(vault_scope(vault))
+    config = vault.parent / "config.toml"
+    config.write_text(f'vault = "{vault}"\n', encoding="utf-8")
+    fake_kg(config.parent / "bin")  # the installed `kg` the launcher finds (KG_BIN)
     rng = random.Random(5)
     writers = 0
     failures: list[str] = []
-    with Readers(vault) as readers:
-        for _ in range(rounds):
-            count, problems = hook_round(vault, rng)
-            writers += count
-            failures += problems
+    try:
+        with Readers(vault) as readers:
+            for _ in range(rounds):
+                count, problems = hook_round(vault, config, rng)
+                writers += count
+                failures += problems
+    finally:
+        jobs_done(vault / "kg-out")  # nothing the hooks started outlives the test
+    log = vault / "kg-out" / "hooks.log"
+    if log.exists() and log.read_text().strip():
+        failures.append(f"a hook failed (fail-open, logged): {log.read_text()[-800:]}")
     return writers, failures + readers.failures, readers
 
 
@@ -132,3 +175,5 @@ def test_eight_hooks_at_once_with_readers(tmp_path: Path) -> None:
     assert readers.queries >= 2 and readers.parses >= 10
     incremental, fresh = canonical(scope.out), fresh_build(scope, tmp_path / "fresh")
     assert incremental == fresh, first_difference(incremental, fresh)
+    page = (scope.out / "graph.html").read_text(encoding="utf-8")
+    assert page == render_html(load_json(scope.out / "graph.json")), "graph.html does not draw the final graph"

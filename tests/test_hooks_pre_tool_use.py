@@ -100,6 +100,19 @@ def test_past_journal_days_are_append_only(world: World) -> None:
     assert run_decide(world, "Edit", edit(today, "Shipped it.", "Shipped it on Tuesday.")) is None
 
 
+def test_every_edit_of_a_multiedit_is_checked(world: World) -> None:
+    """A harmless first edit does not let a later one through: the text after all edits is judged."""
+    acme = world.vault / "clients" / "Acme Corp.md"
+    harmless = {"old_string": "topic/payments", "new_string": "topic/billing"}
+    promoting = {"file_path": str(acme), "edits": [harmless, {"old_string": "scope/acme]", "new_string": "scope/acme, scope/global]"}]}
+    assert run_decide(world, "MultiEdit", promoting).rule == PROMOTION
+    day = world.vault / PAST_DAY
+    appended = {"old_string": "Shipped it.\n", "new_string": "Shipped it.\n\n## 18:40\nLate note.\n"}
+    rewriting = {"file_path": str(day), "edits": [appended, {"old_string": "Retried the webhook", "new_string": "Dropped the webhook"}]}
+    assert run_decide(world, "MultiEdit", rewriting).rule == JOURNAL
+    assert run_decide(world, "MultiEdit", {"file_path": str(day), "edits": [appended]}) is None
+
+
 def test_note_shaped_markdown_in_a_project_is_refused(world: World) -> None:
     target = world.project / "docs" / "webhook-retries.md"
     decision = run_decide(world, "Write", write(target, REPO_NOTE_TEXT))
@@ -201,12 +214,19 @@ def test_a_malformed_payload_fails_open(world: World, payload: str) -> None:
     assert done.returncode == 0 and done.stdout == ""
 
 
-def test_an_unreadable_note_fails_open_and_is_logged(world: World) -> None:
+def test_a_binary_note_is_read_as_the_graph_reads_it(world: World) -> None:
+    """Undecodable bytes used to raise and fail open (issue 29, finding 14); they are kept as they
+    are now. A binary note has no tags for the graph (it is quarantined), so the write goes through."""
     note = world.vault / "clients" / "Binary.md"
     note.write_bytes(b"\xff\xfe not utf-8 \x81")
     done = run_hook(world, pre_tool_use(world, "Edit", edit(note, "not", "#scope/global")))
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_a_failure_in_the_rules_fails_open_and_is_logged(world: World) -> None:
+    done = run_hook(world, '["not a payload object"]')
     assert done.returncode == 0 and done.stdout == ""
-    assert "pre-tool-use" in done.stderr and "UnicodeDecodeError" in (world.vault / "kg-out" / "hooks.log").read_text()
+    assert "pre-tool-use" in done.stderr and "hook payload is a JSON list" in (world.vault / "kg-out" / "hooks.log").read_text()
 
 
 def test_the_no_op_path_imports_nothing_heavy(world: World) -> None:

@@ -20,7 +20,10 @@ from ollama_fake import FakeOllama
 
 from vault_kg.jobs import model_worker as llm_worker
 from vault_kg.update.engine import run
+from vault_kg.core.config import load_config
 from vault_kg.core.scopes import vault_scope
+from vault_kg.jobs.scope_update import update_scope
+from vault_kg.storage.layout import Layout
 
 NOTE = "---\nsummary: {n}\ntags: [topic/x]\n---\n# Note {n}\n\nNote {n} uses Tool{n} for its work.\n"
 
@@ -183,9 +186,14 @@ def test_no_op_update_with_notes_pending_sends_nothing(world: Path, monkeypatch:
         monkeypatch.setenv("OLLAMA_HOST", fake.url)
         run(vault_scope(world))
         assert pending(world) == 4
-        done = kg_process("update", "--vault", str(world))
-        time.sleep(1.0)
-        assert done.returncode == 0 and fake.log == [] and not llm_worker.running(world / "kg-out")
+        log = Layout(world / "kg-out").worker_log
+        done = kg_process("update", "--vault", str(world))  # the quick path: it never reaches the engine
+        assert done.returncode == 0 and not log.exists()
+        # the whole route: the engine runs, finds nothing changed, and the worker's guard decides
+        result = update_scope(vault_scope(world), cfg=load_config())
+        assert result.pending == 4 and not result.extracted and not result.removed
+        assert result.model_worker is None and not log.exists(), "a no-op update started the worker"
+        assert fake.log == [] and not llm_worker.running(world / "kg-out")
 
 
 def test_llm_commands(world: Path, monkeypatch: pytest.MonkeyPatch) -> None:

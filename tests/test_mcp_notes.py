@@ -116,6 +116,29 @@ def test_bad_writes_are_one_line_and_write_nothing(mcp: SyncClient, world: dict[
     assert not (world["base"] / "outside.md").exists()
 
 
+def test_paths_out_of_the_vault_are_refused_when_the_file_exists(mcp: SyncClient, world: dict[str, Path]) -> None:
+    """The escape guard itself answers: the target exists outside the vault, so no "no note" lookup
+    can stand in for it; nothing of it is read, and nothing is written to it."""
+    outside = world["base"] / "Private.md"
+    text = "---\nsummary: private diary outside the vault\ntags: [topic/private]\n---\n# Private\n\nPRIVATE-LINE-7731\n"
+    outside.write_text(text, encoding="utf-8")
+    link = world["vault"] / "notes" / "Linked.md"
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(outside)
+    try:
+        for note in ("../Private.md", "notes/../../Private.md", "../Private"):
+            assert "PRIVATE-LINE" not in refused(mcp, world, "read_note", "escapes the vault", note=note)
+            refused(mcp, world, "append_note", "escapes the vault", note=note, text="appended from the vault")
+            refused(mcp, world, "edit_note", "escapes the vault", note=note, old_text="PRIVATE-LINE-7731", new_text="changed")
+        refused(mcp, world, "read_note", "not inside the vault", note=str(outside))
+        refused(mcp, world, "append_note", "symlink", note="notes/Linked.md", text="through the link")
+        assert "PRIVATE-LINE" not in refused(mcp, world, "read_note", "symlink", note="notes/Linked.md")
+        assert outside.read_text(encoding="utf-8") == text
+    finally:
+        link.unlink()
+        outside.unlink()
+
+
 def test_journal_add_then_recent_shows_it_with_the_changed_notes(mcp: SyncClient, world: dict[str, Path]) -> None:
     entry = mcp.call("journal_add", text="Moved the payments API to PostgreSQL 16", project="payments").structured_content
     assert entry["file"].startswith("journal/") and entry["project"] == "payments"

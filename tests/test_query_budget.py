@@ -97,6 +97,20 @@ def test_cli_text_and_json_fit_the_budget(vaults: dict[str, Path], name: str) ->
     assert reported, "`tokens` in --json is the printed answer's estimate"
 
 
+@pytest.mark.parametrize("name", ["example", "dense"])
+def test_edges_alone_decide_when_every_hit_fits(vaults: dict[str, Path], name: str) -> None:
+    """Budgets between the hits' cost and the whole answer's: every hit fits, only the edges block
+    decides, and it must be cut (the path the small budgets above never reach)."""
+    vault, question = vaults[name], QUESTIONS[name]
+    full = full_answer(vault, question)
+    hits_only = tokens(q.format_query({**full, "edges": []}) + "\n")
+    whole = tokens(q.format_query(full) + "\n")
+    assert whole - hits_only > 40, "the edges block is too short to test the budgets between"
+    for budget in (hits_only + 1, (hits_only + whole) // 2, whole - 1):
+        answer = q.query(resolve_scopes(["vault"], vault), question, budget)
+        check_answer(q.format_query(answer) + "\n", budget, full, answer)
+
+
 def test_the_first_seed_is_shortened_rather_than_overshooting(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     (vault / "notes").mkdir(parents=True)

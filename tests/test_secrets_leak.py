@@ -354,6 +354,23 @@ def test_sync_gate_scans_every_encoding_and_size(tmp_path: Path, monkeypatch: py
     assert git(top, "rev-parse", "--verify", "-q", "HEAD", check=False).returncode != 0, "nothing was committed"
 
 
+def test_sync_gate_scans_an_edited_committed_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note already committed, edited to hold a key, is refused like a new file (git says `M`)."""
+    from vault_kg.notes import sync as sync_mod
+    from vault_kg.core.errors import KgError
+    from vaultops_helpers import git
+
+    top, vault = _sync_repo(tmp_path, monkeypatch)
+    first = sync_mod.sync(vault, update_graph=False).committed
+    assert first
+    with (vault / "Home.md").open("a", encoding="utf-8") as note:
+        note.write(f"\nThe deploy key: {SECRETS['aws-access-key'][0]}\n")
+    with pytest.raises(KgError, match=r"Home\.md: refused to sync: .*aws-access-key"):
+        sync_mod.sync(vault, update_graph=False)
+    assert git(top, "rev-parse", "HEAD").stdout.strip() == first, "nothing was committed"
+    assert SECRETS["aws-access-key"][1] not in git(top, "log", "-p", "--all").stdout
+
+
 def test_sync_runs_the_users_pre_commit_hook_and_commits_only_the_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from vault_kg.notes import sync as sync_mod
     from vault_kg.core.errors import KgError

@@ -112,6 +112,23 @@ def test_touch_without_change_reads_but_does_not_reextract(example_vault: Path) 
     assert result.extracted == [] and result.written == []
 
 
+def test_a_no_op_update_ends_at_the_scan_without_loading_the_extractions(example_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing changed: the scan stage ends the run before any extraction is unpickled (the fast
+    path the no-op figures measure); a touched file with the same bytes goes one stage further."""
+    from vault_kg.storage.cache import ScopeCache
+
+    build(example_vault)
+    loads: list[int] = []
+    real = ScopeCache.load_all
+    monkeypatch.setattr(ScopeCache, "load_all", lambda self: loads.append(1) or real(self))
+    result = build(example_vault)
+    assert result.extracted == [] and result.written == [] and loads == [], "a no-op update loaded every extraction"
+    note = example_vault / "tools" / "Redis.md"
+    os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns + 5_000_000_000))
+    result = build(example_vault)
+    assert result.extracted == [] and result.written == [] and loads == [1]
+
+
 def test_rename_leaves_no_ghosts(example_vault: Path) -> None:
     build(example_vault)
     (example_vault / "tools" / "Redis.md").rename(example_vault / "tools" / "Redis Cache.md")
@@ -126,6 +143,9 @@ def test_rename_leaves_no_ghosts(example_vault: Path) -> None:
 
 def test_dangling_link_resolves_when_target_appears(example_vault: Path) -> None:
     build(example_vault)
+    before = graph(example_vault)
+    dangling = [e for e in before["edges"] if e["target"] == "unresolved:stripe webhook signing"]
+    assert [e["source"] for e in dangling] == ["note:services/Webhook Relay.md"], "the dangling link is kept, as an edge to its unresolved node"
     (example_vault / "services" / "Stripe Webhook Signing.md").write_text("---\nsummary: How signatures work\ntags: [scope/global, tool/stripe]\n---\nBack to [[Webhook Relay]].\n")
     build(example_vault, paths=[example_vault / "services" / "Stripe Webhook Signing.md"])
     data = graph(example_vault)

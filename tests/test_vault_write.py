@@ -69,9 +69,9 @@ def test_refuses_a_new_scope_global_tag_unless_promoting(tmp_path: Path) -> None
     assert len(str(refused.value).splitlines()) == 1 and not (tmp_path / "new").exists()
     path = write_note(tmp_path, "decisions/Retries.md", GOOD, create=True)
     with pytest.raises(KgError, match="kg promote"):  # an edit that newly adds the tag, inline this time
-        write_note(tmp_path, "decisions/Retries.md", GOOD + "\n#scope/global\n")
+        write_note(tmp_path, "decisions/Retries.md", GOOD + "\n#scope/global\n", based_on=GOOD)
     assert path.read_text() == GOOD
     write_note(tmp_path, "global/Retries.md", global_note, create=True, promotion=True)  # `kg promote`
     edited = global_note + "\nStill true.\n"
-    write_note(tmp_path, "global/Retries.md", edited)  # already global: editing it is fine
+    write_note(tmp_path, "global/Retries.md", edited, based_on=global_note)  # already global: editing it is fine
     assert (tmp_path / "global" / "Retries.md").read_text() == edited

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 from vault_kg.anchors.dates import as_date, valid_at
 from vault_kg.anchors.spans import Lookup, SymbolCache, is_markdown, split_locator, supported, supported_extensions
 from vault_kg.core import model as m
+from vault_kg.core.agent_text import shell_arg
 from vault_kg.core.scopes import Scope
 from vault_kg.storage.layout import Layout
 
@@ -97,7 +98,9 @@ def record_from_bytes(relpath: str, data: bytes) -> dict[str, Any]:
 
 def load_records(vault: Scope, cache: SymbolCache) -> tuple[dict[str, dict[str, Any]], int]:
     """Every note's record; unchanged notes (size + mtime) come from the cache unread."""
-    from extract.notes import VaultAdapter
+    from extract.notes import MAX_NOTE_BYTES, VaultAdapter
+
+    from vault_kg.core.safe_read import read_regular
 
     sources, _ = VaultAdapter().list_sources(vault.root)
     records: dict[str, dict[str, Any]] = {}
@@ -111,7 +114,7 @@ def load_records(vault: Scope, cache: SymbolCache) -> tuple[dict[str, dict[str, 
         record = cache.note(rel, st)
         if record is None:
             try:
-                record = record_from_bytes(rel, path.read_bytes())
+                record = record_from_bytes(rel, read_regular(path, MAX_NOTE_BYTES + 1, root=vault.root, trust_folders=True))
             except OSError as exc:
                 record = {"title": rel, "error": f"unreadable ({exc.strerror}); check its permissions"}
             reads += 1
@@ -181,7 +184,7 @@ def parse_anchors(relpath: str, raw: Any, projects: dict[str, Path], written: di
     """Validate a note's `anchors:` list; each bad entry becomes one issue line, never a crash."""
     if raw is None:
         return [], []
-    fix = f"re-create it with `kg anchor {relpath} --to PATH::SYMBOL`"
+    fix = f"re-create it with `kg anchor {shell_arg(relpath)} --to PATH::SYMBOL`"
     if not isinstance(raw, list):
         return [], [f"{relpath}: `anchors:` must be a list of {{project, locator, hash}} entries; {fix}"]
     anchors: list[Anchor] = []
@@ -214,11 +217,11 @@ def parse_anchors(relpath: str, raw: Any, projects: dict[str, Path], written: di
             issues.append(f"{where}: `{path}` is not in a supported language ({supported_extensions()}); anchor a supported file or remove the anchor")
             continue
         if not _HASH_RE.match(digest):
-            issues.append(f"{where}: hash `{digest[:20]}` is not a SHA-256 hex digest (edited by hand?); run `kg accept {relpath}` after checking the note")
+            issues.append(f"{where}: hash `{digest[:20]}` is not a SHA-256 hex digest (edited by hand?); run `kg accept {shell_arg(relpath)}` after checking the note")
             continue
         previous = (written or {}).get(f"{project}:{locator}")
         if previous is not None and previous != digest:
-            issues.append(f"{where}: hash differs from the one kg wrote ({previous[:12]}…), edited by hand; run `kg accept {relpath}` after checking the note")
+            issues.append(f"{where}: hash differs from the one kg wrote ({previous[:12]}…), edited by hand; run `kg accept {shell_arg(relpath)}` after checking the note")
             continue
         anchors.append(Anchor(i, "markdown" if is_markdown(path) else "code", project, locator, path, digest))
     return anchors, issues

@@ -26,13 +26,16 @@ import orjson
 
 from extract.anchors import normalized_hash
 from extract.links import HEADING_RE, heading_text, line_roles
+from vault_kg.core.errors import KgError
 from vault_kg.core.model import LOCATOR_SEP
+from vault_kg.core.safe_read import UnsafeFile, read_regular
 from vault_kg.core.store import atomic_write
 
 __all__ = [
     "CACHE_VERSION",
     "Lookup",
     "MARKDOWN_EXTENSIONS",
+    "MAX_SOURCE_BYTES",
     "RACY_NS",
     "SymbolCache",
     "is_code",
@@ -49,6 +52,7 @@ __all__ = [
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 CACHE_VERSION = 1
 RACY_NS = 2_000_000_000
+MAX_SOURCE_BYTES = 32 * 1024 * 1024  # an anchored file is read up to here (a bound, far above any source file)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TABLE_SEPARATOR = re.compile(r"^\s*+\|?+\s*+:?+-++:?+\s*+(?:\|\s*+:?+-++:?+\s*+)*+\|?+\s*+$")  # possessive: linear
 _DUPLICATE = re.compile(r" \(\d+\)$")
@@ -184,6 +188,16 @@ class Lookup:
     hashes: dict[str, str]
 
 
+def _root_of(absolute: str, relpath: str) -> str:
+    """The project folder an anchored file must stay in: `absolute` without `relpath`; a `relpath`
+    that climbs (`..`) or is absolute has none, so nothing is read for it."""
+    parts = relpath.replace("\\", "/").split("/")
+    if not relpath or os.path.isabs(relpath) or ".." in parts:
+        raise UnsafeFile(absolute, f"the locator's path {relpath!r} leaves the project; not read")
+    base = absolute[: len(absolute) - len(relpath)] if absolute.endswith(relpath) else os.path.dirname(absolute)
+    return base.rstrip("/" + os.sep) or os.sep
+
+
 class SymbolCache:
     """Per-file spans keyed by absolute path, reused while size + mtime (or the digest) match."""
 
@@ -225,9 +239,8 @@ class SymbolCache:
             self._memo[absolute] = memo
             return memo
         if data is None:
-            try:
-                with open(absolute, "rb") as handle:
-                    data = handle.read()
+            try:  # the one reader: never a FIFO or a device, never outside the project, bounded
+                data = read_regular(absolute, MAX_SOURCE_BYTES, root=_root_of(absolute, relpath))
             except OSError:
                 memo = Lookup(True, {})
                 self._memo[absolute] = memo
@@ -278,6 +291,6 @@ class SymbolCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, orjson.dumps({"version": CACHE_VERSION, "code": self.entries, "notes": self.notes}))
-        except OSError:
+        except (OSError, KgError):
             return  # a cache that cannot be written only costs the next run some reading
         self.changed = False

@@ -14,7 +14,7 @@ from typing import Any
 
 from vault_kg.core.secrets import redact
 
-__all__ = ["fence_safe", "one_line"]
+__all__ = ["fence_safe", "one_line", "shell_arg"]
 
 # Any closing tag (whatever its name: look-alike letters cannot help it), and an opening tag of
 # kg's own fences (`<vault-kg-brief>`, `< VAULT_kg-recall>`), in any bracket that reads as `<`:
@@ -44,3 +44,12 @@ def one_line(value: Any, limit: int | None = None) -> str:
     if limit is None or len(flat) <= limit:
         return flat
     return flat[: max(0, limit - 1)].rstrip() + "…"
+
+
+def shell_arg(value: Any) -> str:
+    """A path or name for a command kg suggests (`kg explain PATH`), quoted for a POSIX shell: a
+    file named `$(curl …).md` stays a name when an agent runs the suggestion. One line, redacted,
+    never cut (a cut path would name another file)."""
+    import shlex
+
+    return shlex.quote(fence_safe(_SPACE_RE.sub(" ", _visible(redact(str(value if value is not None else "")))).strip()))

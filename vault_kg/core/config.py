@@ -20,8 +20,10 @@ __all__ = [
     "Config",
     "DEFAULT_MODEL",
     "DEFAULT_OLLAMA_HOST",
+    "MAX_CONFIG_BYTES",
     "OUT_DIRNAME",
     "config_path",
+    "config_text",
     "find_repo_upwards",
     "find_vault",
     "find_vault_upwards",
@@ -33,6 +35,7 @@ __all__ = [
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_MODEL = "qwen2.5:7b-instruct"
 OUT_DIRNAME = "kg-out"
+MAX_CONFIG_BYTES = 1024 * 1024
 
 CONFIG_TEMPLATE = """\
 # vault-kg configuration. Every key is optional; flags and environment variables win.
@@ -112,14 +115,34 @@ def config_path() -> Path:
     return Path(base) / "vault-kg" / "config.toml"
 
 
+def config_text(path: Path) -> str | None:
+    """The config file's text (None: there is none), read through the one reader: a FIFO, a device
+    or a file over 1 MB is one line, never a hang."""
+    from vault_kg.core.safe_read import read_regular
+
+    try:
+        data = read_regular(path, MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise KgError(f"{path}: cannot read the config file ({exc.strerror or exc}); fix it or run `kg init --force`") from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise KgError(f"{path}: over {MAX_CONFIG_BYTES // 1024} KB, not a config file; fix it or run `kg init --force`")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KgError(f"{path}: not valid TOML ({exc}); fix it or run `kg init --force`") from exc
+
+
 def load_config(path: Path | None = None) -> Config:
     """Read the config file (missing is fine: defaults) and apply the environment."""
     path = path or config_path()
     raw: dict[str, Any] = {}
-    if path.is_file():
+    text = config_text(path)
+    if text is not None:
         try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise KgError(f"{path}: not valid TOML ({exc}); fix it or run `kg init --force`") from exc
     ollama = raw.get("ollama", {}) or {}
     session = raw.get("session", {}) or {}

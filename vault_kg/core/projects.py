@@ -17,7 +17,10 @@ def _read_config() -> tuple[Path, Any]:
 
     config_file = cfgmod.config_path()
     try:
-        doc = tomlkit.parse(config_file.read_text(encoding="utf-8")) if config_file.exists() else tomlkit.document()
+        text = cfgmod.config_text(config_file)
+        doc = tomlkit.parse(text) if text is not None else tomlkit.document()
+    except KgError:
+        raise
     except Exception as exc:
         raise KgError(f"{config_file}: not valid TOML ({exc}); fix it first") from exc
     return config_file, doc

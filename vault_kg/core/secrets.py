@@ -1,7 +1,8 @@
 """Secret redaction: nothing that looks like a credential reaches the vault or an artifact.
 
-Everything kg writes from free text (journal entries, transcript summaries, note bodies written by
-agents) passes through :func:`redact` first. Patterns are specific on purpose: a false positive
+The one redaction: everything kg writes from free text (journal entries, transcript summaries,
+note bodies written by agents) and everything it stores or sends besides (the recall log, the
+hooks' and jobs' logs, prompts to the model, commit messages) passes through :func:`redact` first. Patterns are specific on purpose: a false positive
 costs a few characters of a note, a false negative leaks a key into a synced vault.
 """
 
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PLACEHOLDER", "find_secrets", "may_hold_secret", "redact", "redact_data", "trigger_starts"]
+__all__ = ["PLACEHOLDER", "RedactedStream", "find_secrets", "may_hold_secret", "redact", "redact_data", "redact_output", "trigger_starts"]
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 
@@ -59,6 +60,10 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "stripe-key": ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
     "url-password": ("://",),
     "bearer-token": ("authorization",),
+    "npm-token": ("npm_",),
+    "huggingface-token": ("hf_",),
+    "azure-storage-key": ("accountkey=",),
+    "sendgrid-key": ("sg.",),
 }
 
 
@@ -89,6 +94,10 @@ _RULES: tuple[_Rule, ...] = (
     _rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     _rule("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
     _rule("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _rule("huggingface-token", r"\b(?:hf|api_org)_[A-Za-z0-9]{34}\b"),
+    _rule("azure-storage-key", r"(?i)\bAccountKey=([A-Za-z0-9+/]{86}==)", group=1),
+    _rule("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", needs=("SG.",)),
     _rule("url-password", r"\b[a-z][a-z0-9+.-]{0,31}+://[^\s:/@]++:(" + _NOT_REDACTED + r"[^\s@/]++)@", group=1),
     _rule(
         "bearer-token",
@@ -118,12 +127,24 @@ _RULES: tuple[_Rule, ...] = (
         group=1,
         needs=_LOWER_KEYS,
     ),
+    _rule(
+        "json-secret",  # `"password": "hunter2"` anywhere on a line (JSON, YAML flow maps, Python dicts)
+        r"(?i)[\"'](?=[a-z0-9_.-]{0,40}?(?:password|passwd|passphrase|secret|api_?key|access_?key|access_?token|auth_?token|private_?key|token[\"']))"
+        r"[a-z0-9_.-]{1,64}+[\"'][ \t]*+:[ \t]*+[\"'](" + _NOT_REDACTED + r"[^\s\"'$<{][^\"'\n]{2,}+)[\"']",
+        group=1,
+    ),
+    _rule(
+        "password-arg",  # `--password=hunter2`, `mysql -p… password=hunter2`, `?token=…&`, in any case, mid-line
+        r"(?i)(?<![A-Za-z0-9_])(?:--?)?(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)"
+        r"=(" + _NOT_REDACTED + r"[^\s\"'$<{&][^\s\"'&]{3,}+)",
+        group=1,
+    ),
 )
 
 
 # Values of the `NAME=value` rules that only show where a secret goes: a prefix cut short
 # (`rk_live_...`, `sk-…`), a run of x, * or dots, `<your key>`, `{{ token }}`, `changeme`.
-_VALUE_RULES = frozenset({"env-secret", "aws-secret-key"})
+_VALUE_RULES = frozenset({"env-secret", "aws-secret-key", "json-secret", "password-arg"})
 _PLACEHOLDER_RE = re.compile(r"[\"']?(?:[\w-]{0,12}+(?:\.{3,}+|…)|[xX*.•]{3,}+|<[^<>\n]{0,80}+>|\{\{[^{}\n]{0,80}+\}\}|changeme|placeholder|your[-_][\w-]{0,40}+)[\"']?")
 
 
@@ -135,7 +156,7 @@ _PLACEHOLDER_RE = re.compile(r"[\"']?(?:[\w-]{0,12}+(?:\.{3,}+|…)|[xX*.•]{3,
 _TRIGGER = re.compile(
     r"-----BEGIN|eyJ|A[KS]IA|ABIA|ACCA|AGPA|AIDA|AROA|AIza|ya29\.|gh[pousr]_|github_pat_|gl(?:pat|dt|ptt|rt)-|xox[abposr]-"
     r"|sk-|[sr]k_(?:live|test)_|://|authorization|access_?token|auth_?token|secret|passw|passphrase|api_?key|access_?key"
-    r"|private_?key|credential|(?-i:AUTH|TOKEN)",
+    r"|private_?key|credential|npm_|hf_|api_org_|accountkey=|token=|api-key|access-key|client-secret|[\"']token[\"']|(?-i:AUTH|TOKEN|SG\.)",
     re.IGNORECASE,
 )
 # `_TRIGGER` spelled out, lowercase, as a prefix tree: on lowercased ASCII text (where lowering
@@ -147,8 +168,9 @@ _TRIGGER_WORDS = (
     "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_",
     "://", "authorization", "access_token", "accesstoken", "auth_token", "authtoken", "secret", "passw", "passphrase",
     "api_key", "apikey", "access_key", "accesskey", "private_key", "privatekey", "credential",
+    "npm_", "hf_", "api_org_", "accountkey=", "token=", "api-key", "access-key", "client-secret", '"token"', "'token'",
 )  # fmt: skip
-_TRIGGER_CASED = ("AUTH", "TOKEN")
+_TRIGGER_CASED = ("AUTH", "TOKEN", "SG.")
 
 
 def _prefix_tree(words: list[str]) -> str:
@@ -272,3 +294,39 @@ def redact_data(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(redact_data(item) for item in value)
     return value
+
+
+class RedactedStream:
+    """A text stream that redacts what it writes, a line at a time (a job's log: its own lines,
+    warnings and tracebacks, which can quote a note)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        if "\n" in self.pending:
+            done, _, self.pending = self.pending.rpartition("\n")
+            self.stream.write(redact(done + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write(redact(self.pending))
+            self.pending = ""
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def redact_output() -> None:
+    """Redact everything this process prints from now on (the detached jobs call it first: their
+    output is their log under `kg-out/`)."""
+    import sys
+
+    if not isinstance(sys.stdout, RedactedStream):
+        sys.stdout = RedactedStream(sys.stdout)
+    if not isinstance(sys.stderr, RedactedStream):
+        sys.stderr = RedactedStream(sys.stderr)

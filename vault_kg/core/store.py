@@ -14,11 +14,12 @@ from typing import Any, Iterator, Sequence
 
 from vault_kg.core.errors import KgError, StoreBusy
 
-__all__ = ["LOCK_TIMEOUT_S", "atomic_write", "dumps_json", "load_json", "scope_lock", "sweep_temp", "write_if_changed"]
+__all__ = ["LOCK_TIMEOUT_S", "OUT_GITIGNORE", "atomic_write", "ignored_folder", "dumps_json", "load_json", "scope_lock", "sweep_temp", "write_if_changed", "write_temp"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 LOCK_TIMEOUT_S = float(os.environ.get("KG_LOCK_TIMEOUT", "120"))
+OUT_GITIGNORE = "# vault-kg artifacts: rebuildable, never committed or synced.\n*\n"
 
 
 def atomic_write(path: Path, data: bytes | Sequence[bytes | memoryview]) -> None:
@@ -32,33 +33,61 @@ def atomic_write(path: Path, data: bytes | Sequence[bytes | memoryview]) -> None
         before = os.stat(path)
     except OSError:
         before = None
-    import tempfile  # here: the paths that only read (a no-op update) never pay for it
-
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp = write_temp(path, data, before)
     except FileNotFoundError as exc:
         raise KgError(f"{path.parent}: the folder disappeared while kg was writing {path.name} (removed by another program?); run the command again") from exc
     except OSError as exc:
         raise KgError(f"{path}: cannot write ({exc.strerror}); check the folder's permissions and free space, or pass --out") from exc
     try:
-        if before is not None and hasattr(os, "fchown") and (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
-            try:  # before the chmod: a chown clears the set-id bits
-                os.fchown(fd, before.st_uid, before.st_gid)
-            except OSError:
-                pass  # only root may give a file away; the mode is kept all the same
-        os.fchmod(fd, (before.st_mode & 0o7777) if before is not None else 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], like: os.stat_result | None, prepare: Any = None) -> str:
+    """A hidden temp file beside `path` holding `data` (fsynced), with the mode and, where this
+    user may set them, the owner and group of `like` (the file it will replace); `prepare(fd)` runs
+    before the data is written (the vault's writer copies extended attributes there). The caller
+    renames it into place or unlinks it. Failures are `OSError`s as the system raised them."""
+    import tempfile  # here: the paths that only read (a no-op update) never pay for it
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
         with os.fdopen(fd, "wb") as handle:
+            if like is not None and hasattr(os, "fchown") and (like.st_uid, like.st_gid) != (os.getuid(), os.getgid()):
+                try:  # before the chmod: a chown clears the set-id bits
+                    os.fchown(fd, like.st_uid, like.st_gid)
+                except OSError:
+                    pass  # only root may give a file away; the mode is kept all the same
+            os.fchmod(fd, (like.st_mode & 0o7777) if like is not None else 0o666 & ~_UMASK)
+            if prepare is not None:
+                prepare(fd)
             for part in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:  # parts: spliced, not copied
                 handle.write(part)
             handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+            os.fsync(fd)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink(tmp)
         raise
+    return tmp
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def ignored_folder(folder: Path) -> Path:
+    """`folder` (a scope's `kg-out/`), created with its own `.gitignore` so nothing in it is committed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, OUT_GITIGNORE.encode())
+    return folder
 
 
 def sweep_temp(folder: Path, names: tuple[str, ...]) -> int:

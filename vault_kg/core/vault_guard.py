@@ -1,11 +1,13 @@
-"""The guard under every write `kg` makes into the vault: inside it, writable, no secrets, atomic.
+"""The guard under every write `kg` makes into the vault: inside it, writable, no secrets, safe.
 
 The path cannot escape the vault (no `..`, absolute paths, symlinks, hidden folders, `kg-out/` in
-any letter case), a read-only note is left alone, text that looks like a secret is refused rather
-than written, and the write is atomic and keeps the file's mode and owner. `write_plain` is the
-whole guard for files outside the note contract (the journal's day files); `vault_kg.notes.vault_write`
-adds the frontmatter contract and the `scope/global` rule on top for notes. It lives in the core
-so that `episodic` can write its day files through it without depending on the library.
+any letter case), a read-only note is left alone, and text that looks like a secret is refused
+rather than written. The write itself is `vault_kg.core.safe_write.rewrite`: one kg writer per
+file, the change re-applied to what is on disk, atomic, keeping mode, owner and extended
+attributes. `rewrite_plain` is the whole guard for files outside the note contract (the journal's
+day files); `vault_kg.notes.vault_write` adds the frontmatter contract and the `scope/global` rule
+on top for notes. It lives in the core so that `episodic` can write its day files through it
+without depending on the library.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from vault_kg.core.errors import KgError
+from vault_kg.core.safe_read import display_name, valid_name
 from vault_kg.core.secrets import find_secrets
-from vault_kg.core.store import atomic_write
 
-__all__ = ["RESERVED_FOLDERS", "check_writable", "refuse_secrets", "safe_relpath", "write_checked", "write_plain"]
+__all__ = ["RESERVED_FOLDERS", "check_writable", "refuse_secrets", "rewrite_plain", "safe_relpath"]
 
 # Folders the vault scanner never reads (extract.notes.SKIP_DIRS): a note written there would never
 # reach the graph, and `kg-out/` holds artifacts. Compared case-insensitively, because on a
@@ -34,6 +37,8 @@ def safe_relpath(vault: Path, relpath: str) -> Path:
         raise KgError(f"'{relpath}': give a path relative to the vault, like `notes/Topic.md`")
     if any(ord(ch) < 32 for ch in raw):
         raise KgError(f"{relpath!r}: control characters (NUL, newline…) in a note path; refused")
+    if not valid_name(raw):
+        raise KgError(f"'{display_name(relpath)}': the path holds bytes that are not UTF-8; name the note in UTF-8")
     if any(len(part.encode("utf-8")) > 255 for part in pure.parts):
         raise KgError(f"'{relpath[:60]}…': a file or folder name is over 255 bytes; use a shorter name")
     if any(part in ("..", "") for part in pure.parts) or any(part.startswith(".") for part in pure.parts):
@@ -77,19 +82,19 @@ def refuse_secrets(relpath: str, text: str) -> None:
         raise KgError(f"{relpath}: refused: the text contains what looks like a secret ({', '.join(sorted(set(secrets)))}); remove it and keep secrets in a password manager")
 
 
-def write_checked(target: Path, relpath: str, text: str) -> Path:
-    """Write `text` atomically at `target`, a path the guard has already accepted."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, text.encode("utf-8"))
-    except OSError as exc:
-        raise KgError(f"{relpath}: cannot write the note ({exc.strerror or exc}); check that the vault folder is writable (nothing written)") from exc
-    return target
+def rewrite_plain(vault: Path, relpath: str, change: Callable[[str | None], str], *, scan: str | None = None, timeout: float | None = None, noun: str = "the file") -> str:
+    """The guard and the write for a file outside the note contract; returns the text written.
 
+    `change` gets the file's current text (None: none yet) and may run again on newer text (see
+    `safe_write.rewrite`); `scan` is the new part that must hold no secret (default: all of it)."""
+    from vault_kg.core.safe_write import rewrite
 
-def write_plain(vault: Path, relpath: str, text: str, *, scan: str | None = None) -> Path:
-    """The guard and the write for a file outside the note contract; `scan` is the new part (default: all)."""
     target = safe_relpath(vault, relpath)
-    check_writable(target, relpath)
-    refuse_secrets(relpath, text if scan is None else scan)
-    return write_checked(target, relpath, text)
+
+    def guarded(old: str | None) -> str:
+        check_writable(target, relpath)
+        new = change(old)
+        refuse_secrets(relpath, new if scan is None else scan)
+        return new
+
+    return rewrite(vault, target, relpath, guarded, timeout=timeout, noun=noun)

@@ -190,6 +190,9 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    from vault_kg.core.secrets import redact_output
+
+    redact_output()  # its output is its log under kg-out/
     os.nice(10)  # a background nicety: the agent's next hook must not wait on it
     with reported("communities"):
         main(sys.argv[1:])

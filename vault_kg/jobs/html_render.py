@@ -53,6 +53,9 @@ def render_later(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    from vault_kg.core.secrets import redact_output
+
+    redact_output()  # its output is its log under kg-out/
     os.nice(10)  # a background nicety: the updates and hooks that follow must not wait on it
     with reported("graph.html"):
         render_now(Path(sys.argv[1]))

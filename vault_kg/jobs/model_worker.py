@@ -364,14 +364,17 @@ class Worker:
         """Ask about every chunk of one note not yet in the cache: (note, calls, seconds, mtime)."""
         from extract.llm import new_stats
         from extract.llm_pass import decode
-        from extract.notes import extract_note
+        from extract.notes import MAX_NOTE_BYTES, extract_note
+
+        from vault_kg.core.safe_read import open_regular
 
         path = self.root / rel
         started = time.monotonic()
-        try:
-            st = path.stat()
-            data = path.read_bytes()
-        except OSError:
+        try:  # the one reader: a regular file inside the vault (never a FIFO, never a link out), bounded
+            with open_regular(path, root=self.root) as handle:
+                st = os.fstat(handle.fileno())
+                data = handle.read(MAX_NOTE_BYTES + 1)
+        except FileNotFoundError:
             return rel, 0, 0.0, 0  # gone: the merge removes it
         ext = extract_note(rel, data)
         if ext.quarantine:
@@ -400,6 +403,9 @@ class Worker:
         update_state(self.out, change)
 
     def _failed(self, rel: str, message: str) -> None:
+        from vault_kg.core.secrets import redact
+
+        message = redact(message)  # kept in state.json and shown by `kg llm status`
         self.consecutive_failures += 1
         now = time.time()
         try:
@@ -474,7 +480,9 @@ class Worker:
                     except NoteFailed as exc:
                         self._failed(rel, str(exc))
                     except OSError as exc:
-                        self._failed(rel, f"unreadable ({exc.strerror})")
+                        self._failed(rel, f"not read ({exc.strerror or exc})")
+                    except Exception as exc:  # anything else fails this note (with its back-off), never the worker
+                        self._failed(rel, f"{type(exc).__name__}: {exc}")
                 if down or self.consecutive_failures >= CONSECUTIVE_FAILURES_TO_STOP:
                     reason = down or f"{CONSECUTIVE_FAILURES_TO_STOP} notes failed in a row; last: {read_state(self.out).get('last_error', '')}"
                     for future in list(inflight):
@@ -572,4 +580,7 @@ def run_worker(root: Path, out: Path, after: int | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from vault_kg.core.secrets import redact_output
+
+    redact_output()  # its output is its log under kg-out/
     sys.exit(run_worker(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else None))

@@ -4,7 +4,9 @@ Three writes are refused, each with the command to use instead: newly tagging a 
 `scope/global` (promotion goes through `kg promote`), changing or removing lines of a past
 journal day (day notes are append-only: every entry keeps its `file:line`), and writing a
 note-shaped markdown file (a `summary` and namespaced `tags`) into a registered project
-repository (knowledge lives in the vault). Everything else is allowed.
+repository (knowledge lives in the vault). A file the rules cannot read (a FIFO, a device, a link
+out of its folder, a huge file) is refused too, rather than blocking the hook or letting the write
+through unchecked. Everything else is allowed.
 
 `decide` is pure given its inputs (the files it reads are the ones the write would change).
 Only the standard library and `vault_kg.core.config` are imported at module level, so the hook can
@@ -28,8 +30,11 @@ __all__ = [
     "GUARDED_TOOLS",
     "JOURNAL",
     "MARKDOWN_SUFFIXES",
+    "MAX_CHECK_BYTES",
     "PROMOTION",
     "REPO_NOTE",
+    "UNREADABLE",
+    "appends_only",
     "decide",
     "journal_day",
     "new_global_tag",
@@ -46,7 +51,8 @@ __all__ = [
 GUARDED_TOOLS = ("Write", "Edit", "MultiEdit")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 GLOBAL_TAG = "scope/global"
-PROMOTION, JOURNAL, REPO_NOTE = "promotion", "journal", "repo-note"
+PROMOTION, JOURNAL, REPO_NOTE, UNREADABLE = "promotion", "journal", "repo-note", "unreadable"
+MAX_CHECK_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -86,7 +92,10 @@ def decide(
         rel = inside(path, vault)  # None under kg-out or a hidden folder: not a note
         if rel is None or not rel.endswith(".md"):
             return None
-        before = read_text(path)
+        try:
+            before = read_text(path, vault)
+        except OSError as exc:
+            return _unchecked(rel, exc)
         after = proposed_text(tool_name, tool_input, before)
         if after is None:
             return None
@@ -101,7 +110,10 @@ def decide(
     rel = inside(path, root)
     if rel is None:
         return None
-    before = read_text(path)
+    try:
+        before = read_text(path, root)
+    except OSError as exc:
+        return _unchecked(rel, exc)
     after = proposed_text(tool_name, tool_input, before)
     if after is None or not note_shaped(rel, after) or (before is not None and note_shaped(rel, before)):
         return None
@@ -115,12 +127,27 @@ def decide(
     )
 
 
+def _unchecked(rel: str, exc: OSError) -> Decision:
+    """A file the rules cannot read (a FIFO, a device, a link out of its folder, one too large) is
+    not written through the agent: the write would go through unchecked, or block the agent."""
+    return Decision(UNREADABLE, f"vault-kg: {rel} {exc.strerror or exc}; kg cannot check this write, so it is refused (edit the file outside the agent if it is meant)")
+
+
+def appends_only(before: str, after: str) -> bool:
+    """`after` is `before` with lines added at its end: every byte of `before` stays, and its last
+    line is not extended. Compared as text, not as `str.splitlines` lines, which treat `\x1c` or
+    U+2028 as line breaks (a line changed after one of them used to pass)."""
+    if not after.startswith(before):
+        return False
+    rest = after[len(before) :]
+    return not before or before.endswith("\n") or not rest or rest.startswith(("\n", "\r\n"))
+
+
 def past_day_rewrite(rel: str, day: date, before: str | None, after: str, today: date) -> Decision | None:
     """Past day notes are append-only: every existing line must stay where it is."""
     if day >= today or before is None:
         return None
-    old = before.splitlines()
-    if after.splitlines()[: len(old)] == old:
+    if appends_only(before, after):
         return None
     return Decision(
         JOURNAL,
@@ -174,12 +201,19 @@ def today_for(cfg: Config) -> date:
     return today_in(tz)
 
 
-def read_text(path: Path) -> str | None:
-    """The file's current text (None: it does not exist yet); undecodable text raises (fail open)."""
+def read_text(path: Path, root: Path) -> str | None:
+    """The file's current text (None: it does not exist yet), read through the one reader: a FIFO,
+    a device, a link out of `root` or a file over `MAX_CHECK_BYTES` raise `OSError` (never block);
+    bytes that are not UTF-8 are kept as surrogates, so a line holding one is still compared."""
+    from vault_kg.core.safe_read import UnsafeFile, read_regular
+
     try:
-        return path.read_text(encoding="utf-8-sig")
+        data = read_regular(path, MAX_CHECK_BYTES + 1, root=root)
     except FileNotFoundError:
         return None
+    if len(data) > MAX_CHECK_BYTES:
+        raise UnsafeFile(path, f"is over {MAX_CHECK_BYTES // (1024 * 1024)} MB")
+    return data.decode("utf-8-sig", "surrogateescape")
 
 
 def proposed_text(tool_name: str, tool_input: dict[str, Any], before: str | None) -> str | None:
@@ -212,7 +246,7 @@ def _read_note(rel: str, text: str) -> tuple[list[str], dict[str, Any]]:
     from extract.notes import extract_note
     from vault_kg.core import model as m
 
-    extraction = extract_note(rel, text.encode("utf-8"))
+    extraction = extract_note(rel, text.encode("utf-8", "surrogateescape"))
     return list(extraction.nodes[m.note_id(rel)].get("tags") or []), extraction.meta
 
 

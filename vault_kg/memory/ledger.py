@@ -75,7 +75,10 @@ class Row:
 
 def code_coverage(vault: Path, rel: str, props: dict[str, Any], cfg: Config) -> tuple[float | None, int, str]:
     """(coverage, code anchors, why) for one note: None when the code cannot say what it says."""
-    from vault_kg.anchors.spans import is_markdown, spans_of, split_locator
+    from extract.notes import MAX_NOTE_BYTES
+
+    from vault_kg.anchors.spans import MAX_SOURCE_BYTES, is_markdown, spans_of, split_locator
+    from vault_kg.core.safe_read import read_regular
 
     anchors = [a for a in props.get("anchors") or () if isinstance(a, dict) and a.get("project") and a.get("locator")]
     anchors = [a for a in anchors if not is_markdown(split_locator(str(a["locator"]))[0])]
@@ -88,7 +91,7 @@ def code_coverage(vault: Path, rel: str, props: dict[str, Any], cfg: Config) -> 
         if root is None:
             return None, len(anchors), f"project {a['project']} is not registered"
         try:
-            data = (root / path).read_bytes()
+            data = read_regular(root / path, MAX_SOURCE_BYTES, root=root)
         except OSError:
             return None, len(anchors), f"{a['project']}:{path} is missing"
         span = spans_of(path, data).get(str(a["locator"]))
@@ -97,7 +100,7 @@ def code_coverage(vault: Path, rel: str, props: dict[str, Any], cfg: Config) -> 
         lines = data.decode("utf-8", "replace").splitlines()
         code |= words("\n".join(lines[int(span["line"]) - 1 : int(span["end_line"])]))
     try:
-        text = (vault / rel).read_text(encoding="utf-8", errors="replace")
+        text = read_regular(vault / rel, MAX_NOTE_BYTES, root=vault).decode("utf-8", "replace")
     except OSError:
         return None, len(anchors), "unreadable"
     said = words(str(props.get("summary") or "") + "\n" + _FRONTMATTER_RE.sub("", text, count=1))

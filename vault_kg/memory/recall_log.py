@@ -2,7 +2,9 @@
 credited, per machine (`<vault>/kg-out/recall-log.jsonl`, never synced: kg-out is ignored).
 
 One JSON object a line, appended: `{"t": unix time, "via": "query" | "explain" | "brief" | "push"
-| "mcp-query" | "mcp-explain" | "credit", "notes": [note ids], "q": question, "session": id}`.
+| "mcp-query" | "mcp-explain" | "credit", "notes": [note ids], "q": question, "session": id}`;
+the question is redacted (`vault_kg.core.secrets.redact`): a prompt that pasted a key keeps only
+`[REDACTED:kind]` here.
 The file is capped at `MAX_BYTES`: past it, it becomes `recall-log.jsonl.1` (the one older
 generation kept) and a new file starts, so the log never grows without bound. `kg ledger` reads
 both. Recording never raises: a read-only disk costs the log line, never the answer.
@@ -36,7 +38,9 @@ def record(vault: Path | None, via: str, notes: Iterable[str], query: str | None
         return
     entry: dict[str, Any] = {"t": round(time.time(), 3), "via": via, "notes": ids}
     if query:
-        entry["q"] = query[:MAX_QUERY_CHARS]
+        from vault_kg.core.secrets import redact
+
+        entry["q"] = redact(query[: MAX_QUERY_CHARS * 4])[:MAX_QUERY_CHARS]  # redacted before the cut: a cut key is no longer seen
     if session:
         entry["session"] = session
     path = log_path(vault)

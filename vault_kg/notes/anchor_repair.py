@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from vault_kg.core import model as m
-from vault_kg.anchors.spans import SymbolCache, is_markdown, qualname, split_locator, supported, supported_extensions, symbol_name
+from vault_kg.anchors.spans import MAX_SOURCE_BYTES, SymbolCache, is_markdown, qualname, split_locator, supported, supported_extensions, symbol_name
 from vault_kg.anchors.dates import parse_date, today
 from vault_kg.anchors.evaluate import NoteIndex, cache_path, load_records
 from vault_kg.core.config import Config, load_config
 from vault_kg.core.errors import KgError
+from vault_kg.core.agent_text import shell_arg
+from vault_kg.core.safe_read import inside, read_regular
 from vault_kg.notes.frontmatter_edit import EditableFrontmatter
 from vault_kg.core.scopes import Scope
 from vault_kg.core.vault_guard import safe_relpath
@@ -57,6 +59,7 @@ class NoteText:
     rel: str
     front: EditableFrontmatter
     contract: bool
+    original: str  # the text read: the write is refused if the note no longer holds it
 
     @property
     def fm(self) -> dict[str, Any]:
@@ -88,30 +91,26 @@ class NoteText:
 
 
 def read_note(vault: Path, rel: str) -> NoteText:
-    from extract.notes import extract_note
+    from vault_kg.notes.vault_write import meets_contract, read_current
 
-    from vault_kg.notes.lint import check_note
-
-    path = safe_relpath(vault, rel)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise KgError(f"{rel}: cannot read the note ({exc.strerror})") from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise KgError(f"{rel}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8 first (nothing written)") from exc
-    contract = not check_note(extract_note(rel, data))
-    return NoteText(rel, EditableFrontmatter(rel, text), contract)
+    text = read_current(vault, rel)
+    if text is None:
+        raise KgError(f"{rel}: cannot read the note (it is gone)")
+    return NoteText(rel, EditableFrontmatter(rel, text), meets_contract(rel, text), text)
 
 
 def write(vault: Path, notes: list[NoteText]) -> None:
-    """Validate every note first, then write them: a refusal leaves all of them untouched."""
+    """Validate every note first, then write them, holding every note's write lock: a refusal
+    leaves all of them untouched, and a note another program changed since it was read is
+    refused, never overwritten."""
+    from vault_kg.core.safe_write import locked
+
     texts = [(n, n.render()) for n in notes]
-    for note, text in texts:
-        prepare_note(vault, note.rel, text, contract=note.contract)
-    for note, text in texts:
-        write_note(vault, note.rel, text, contract=note.contract)
+    with locked(vault, [safe_relpath(vault, n.rel) for n in notes]):
+        for note, text in texts:
+            prepare_note(vault, note.rel, text, contract=note.contract)
+        for note, text in texts:
+            write_note(vault, note.rel, text, based_on=note.original, contract=note.contract)
 
 
 def resolve_note(vault: Scope, name: str) -> str:
@@ -155,7 +154,15 @@ def _refresh(vault: Scope, rels: list[str]) -> None:
 
 
 def _locate(path_part: str, project: str | None, cfg: Config, cwd: Path) -> tuple[str, Path, str]:
-    """(project, project root, file path inside it) for the PATH of `--to PATH::SYMBOL`."""
+    """(project, project root, file path inside it) for the PATH of `--to PATH::SYMBOL`; a path
+    that leaves the project (`..`, or a symlink out of it) is refused before anything is read."""
+    name, root, rel = _find_project_file(path_part, project, cfg, cwd)
+    if rel.startswith("../") or rel == ".." or Path(rel).is_absolute() or not inside(root / rel, root):
+        raise KgError(f"{path_part}: leads outside project '{name}' ({root}); anchor a file inside it")
+    return name, root, rel
+
+
+def _find_project_file(path_part: str, project: str | None, cfg: Config, cwd: Path) -> tuple[str, Path, str]:
     if project is not None:
         if project not in cfg.projects:
             raise KgError(f"project '{project}' is not registered (registered: {', '.join(sorted(cfg.projects)) or 'none'}); `kg project add PATH --name {project}`")
@@ -173,7 +180,7 @@ def _locate(path_part: str, project: str | None, cfg: Config, cwd: Path) -> tupl
             return name, root.resolve(), absolute.relative_to(root.resolve()).as_posix()
         except ValueError:
             continue
-    hits = [(n, r.resolve()) for n, r in sorted(cfg.projects.items()) if (r / path_part).is_file()]
+    hits = [(n, r.resolve()) for n, r in sorted(cfg.projects.items()) if (r / path_part).is_file() and inside(r / path_part, r)]
     if len(hits) == 1:
         return hits[0][0], hits[0][1], Path(os.path.normpath(path_part)).as_posix()
     known = ", ".join(sorted(cfg.projects)) or "none registered"
@@ -292,10 +299,10 @@ def accept(vault: Scope, note: str, cfg: Config | None = None) -> dict[str, Any]
         path, _ = split_locator(locator)
         found = cache.lookup(str(root / path), path)
         if found.missing:
-            raise KgError(f"{rel}: {item['project']}:{path} no longer exists; `kg reanchor {rel}` or `kg retire {rel} --reason ...` (nothing written)")
+            raise KgError(f"{rel}: {item['project']}:{path} no longer exists; `kg reanchor {shell_arg(rel)}` or `kg retire {shell_arg(rel)} --reason ...` (nothing written)")
         current = found.hashes.get(locator)
         if current is None:
-            raise KgError(f"{rel}: symbol not found: {locator}; `kg reanchor {rel}` to follow it (nothing written)")
+            raise KgError(f"{rel}: symbol not found: {locator}; `kg reanchor {shell_arg(rel)}` to follow it (nothing written)")
         if current != item.get("hash"):
             anchors[i] = {**item, "hash": current}
             accepted.append({"action": "accept", "project": item["project"], "locator": locator, "hash": current, "previous": str(item.get("hash") or "")})
@@ -343,8 +350,7 @@ def _same_name(cache: SymbolCache, root: Path, name: str, markdown: bool) -> dic
             found = cache.lookup(absolute, relpath)
         else:
             try:
-                with open(absolute, "rb") as handle:
-                    data = handle.read()
+                data = read_regular(absolute, MAX_SOURCE_BYTES, root=root, trust_folders=True)
             except OSError:
                 continue
             if needle not in data:
@@ -379,10 +385,10 @@ def reanchor(vault: Scope, note: str, cfg: Config | None = None) -> dict[str, An
         cache.save()
         if len(same) > 1:
             raise KgError(
-                f"{rel}: `{name}` with the same hash is at several places; candidates: {'; '.join(same[:MAX_CANDIDATES])}; anchor one with `kg anchor {rel} --to PATH::SYMBOL` (nothing written)"
+                f"{rel}: `{name}` with the same hash is at several places; candidates: {'; '.join(same[:MAX_CANDIDATES])}; anchor one with `kg anchor {shell_arg(rel)} --to PATH::SYMBOL` (nothing written)"
             )
         if locator in named:
-            raise KgError(f"{rel}: {locator} is still there but its text changed; if the note still holds, `kg accept {rel}` (nothing written)")
+            raise KgError(f"{rel}: {locator} is still there but its text changed; if the note still holds, `kg accept {shell_arg(rel)}` (nothing written)")
         if named:
             listed = "; ".join(f"{loc} (hash differs)" for loc in sorted(named)[:MAX_CANDIDATES])
             raise KgError(f"{rel}: no symbol `{name}` with the anchored hash in project '{item['project']}'; candidates: {listed}; re-anchor with `kg anchor` (nothing written)")

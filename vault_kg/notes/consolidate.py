@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_MAX_LINES",
     "DEFAULT_SIMILARITY",
     "LIKELY_TARGET_RATIO",
+    "MAX_PLAN_BYTES",
     "MIN_BODY_WORDS",
     "MIN_SPLIT_SECTIONS",
     "Note",
@@ -66,6 +67,7 @@ DEFAULT_SIMILARITY = 0.6
 COMMON_SHINGLE_NOTES = 50  # a shingle in more notes than this is boilerplate, not evidence
 DEFAULT_MAX_LINES = 400
 DEFAULT_MAX_BYTES = 40_000
+MAX_PLAN_BYTES = 64 * 1024 * 1024
 MIN_SPLIT_SECTIONS = 2
 LIKELY_TARGET_RATIO = 0.85
 SCOPE_FALLBACK = "scope/global"
@@ -125,11 +127,15 @@ def shingles(text: str) -> set[int]:
 def load_notes(vault: Path) -> dict[str, Note]:
     from extract.notes import VaultAdapter, extract_note
 
+    from extract.notes import MAX_NOTE_BYTES
+
+    from vault_kg.core.safe_read import read_regular
+
     sources, _ = VaultAdapter().list_sources(vault)
     notes: dict[str, Note] = {}
     for rel in sources:
         try:
-            data = (vault / rel).read_bytes()
+            data = read_regular(vault / rel, MAX_NOTE_BYTES + 1, root=vault, trust_folders=True)
         except OSError:
             continue
         ext = extract_note(rel, data)
@@ -442,8 +448,10 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 def read_plan(path: Path) -> dict[str, Any]:
     """A plan from a markdown file (its fenced JSON block) or a JSON file, checked for shape."""
+    from vault_kg.core.safe_read import read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, MAX_PLAN_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KgError(f"{path}: cannot read the plan ({exc}); give the file written by `kg consolidate --plan`") from exc
     candidates = [text] if text.lstrip().startswith("{") else _JSON_BLOCK_RE.findall(text)
@@ -510,10 +518,17 @@ def paragraphs(body: str) -> list[str]:
     return ["\n".join(b) for b in blocks if b]
 
 
+def _without_title(paragraph: str) -> str:
+    """A paragraph without its `# Title` line: the text written right under the H1 stays."""
+    if not paragraph.startswith("# "):
+        return paragraph
+    return paragraph.partition("\n")[2].strip("\n")
+
+
 def _apply_merge(texts: dict[str, str], a: dict[str, Any], link: str) -> None:
     keep, drop = texts[a["keep"]], texts[a["merge"]]
     have = {" ".join(par.split()) for par in paragraphs(split_head(keep)[1])}
-    extra = "\n\n".join(par for par in paragraphs(split_head(drop)[1]) if " ".join(par.split()) not in have and not par.startswith("# "))
+    extra = "\n\n".join(par for par in map(_without_title, paragraphs(split_head(drop)[1])) if par and " ".join(par.split()) not in have)
     drop_data = _fm(drop, a["merge"])
     drop_title = posixpath.splitext(posixpath.basename(a["merge"]))[0]
 
@@ -628,15 +643,12 @@ def _apply_split(texts: dict[str, str], a: dict[str, Any]) -> None:
 
 
 def _current(vault: Path, rel: str) -> str | None:
-    from vault_kg.core.vault_guard import safe_relpath
+    from vault_kg.notes.vault_write import read_current
 
-    path = safe_relpath(vault, rel)
     try:  # bytes, not read_text: universal newlines would turn CRLF notes into LF ones (and break the plan's hashes)
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KgError(f"{path}: unreadable ({exc}); fix the note and make a new plan") from exc
+        return read_current(vault, rel)
+    except KgError as exc:
+        raise KgError(f"{exc}; fix the note and make a new plan") from exc
 
 
 def _passes_contract(rel: str, text: str) -> bool:
@@ -649,6 +661,8 @@ def _passes_contract(rel: str, text: str) -> bool:
 
 def apply(vault: Path, plan_path: Path, commit: bool = True) -> dict[str, Any]:
     """Perform exactly the plan's actions, all or nothing, then one git commit (when a repository)."""
+    from vault_kg.core.safe_write import locked
+    from vault_kg.core.vault_guard import safe_relpath
     from vault_kg.notes import gitops
     from vault_kg.notes.vault_write import prepare_note, write_note
 
@@ -685,15 +699,17 @@ def apply(vault: Path, plan_path: Path, commit: bool = True) -> dict[str, Any]:
             raise KgError(f"{plan_path}: action {a.get('id')} names {exc} without its hash; make a new plan") from exc
     changed = sorted(rel for rel, text in texts.items() if text != originals.get(rel))
     contract = {rel: originals.get(rel) is None or _passes_contract(rel, originals[rel] or "") for rel in changed}
-    for rel in changed:
-        prepare_note(vault, rel, texts[rel], contract=contract[rel], promotion=True)
     repo = gitops.open_repo(vault) if commit and gitops.is_repo(vault) else None
-    if repo is not None and changed:
-        dirty = [rel for _, rel in gitops.status_entries(repo) if rel in set(changed)]
-        if dirty:
-            raise KgError(f"{vault / dirty[0]}: has uncommitted edits; commit them first so the apply stays revertable on its own")
-    for rel in changed:
-        write_note(vault, rel, texts[rel], contract=contract[rel], promotion=True)
+    with locked(vault, [safe_relpath(vault, rel) for rel in changed]):
+        for rel in changed:
+            prepare_note(vault, rel, texts[rel], create=originals.get(rel) is None, contract=contract[rel], promotion=True)
+        if repo is not None and changed:
+            dirty = [rel for _, rel in gitops.status_entries(repo) if rel in set(changed)]
+            if dirty:
+                raise KgError(f"{vault / dirty[0]}: has uncommitted edits; commit them first so the apply stays revertable on its own")
+        for rel in changed:
+            before = originals.get(rel)
+            write_note(vault, rel, texts[rel], based_on=before, create=before is None, contract=contract[rel], promotion=True)
     sha = _commit(repo, changed, plan_path, actions) if repo is not None and changed else None
     return {"vault": str(vault), "applied": [a["id"] for a in actions], "files": changed, "commit": sha}
 
@@ -703,10 +719,11 @@ def _commit(repo: Any, changed: list[str], plan_path: Path, actions: list[dict[s
 
     paths = [repo.top_rel(rel) for rel in changed]
     repo.git("add", "--", *[str(repo.vault / rel) for rel in changed])
+    from vault_kg.core.secrets import redact
+
     lines = [f"{a['id']}: {_describe(a)}" for a in actions]
-    proc = repo.git(
-        "commit", "-q", "--no-verify", "-m", f"kg consolidate: {len(actions)} action(s) from {plan_path.name}", "-m", "\n".join(lines), "--", *[str(repo.vault / rel) for rel in changed], check=False
-    )
+    title = redact(f"kg consolidate: {len(actions)} action(s) from {plan_path.name}")
+    proc = repo.git("commit", "-q", "--no-verify", "-m", title, "-m", redact("\n".join(lines)), "--", *[str(repo.vault / rel) for rel in changed], check=False)
     if proc.returncode != 0:
         hint = "set a git identity (`git config --global user.name/user.email`)" if identity_missing(proc) else last_line(proc)
         raise KgError(f"{repo.vault}: the edits are written but not committed ({hint}); commit them with `git commit -- {' '.join(paths)}`")

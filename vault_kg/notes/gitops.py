@@ -72,7 +72,8 @@ def run_git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | Non
     if shutil.which("git") is None:
         raise KgError("git is not installed or not on PATH; install git to sync the vault")
     try:
-        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=git_env(env), timeout=GIT_TIMEOUT_S)
+        # surrogateescape: a file name that is not UTF-8 comes back as Python names it (os.fsdecode), never a traceback
+        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, errors="surrogateescape", env=git_env(env), timeout=GIT_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
         raise KgError(f"{cwd}: `git {' '.join(args)}` took longer than {GIT_TIMEOUT_S:.0f}s; check the remote and retry") from exc
     if check and proc.returncode != 0:

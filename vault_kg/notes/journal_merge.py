@@ -10,6 +10,7 @@ Used as the `kg-journal` git merge driver and by `kg sync` when a rebase stops o
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 
@@ -19,6 +20,7 @@ __all__ = ["DayNote", "merge_day", "split_day"]
 
 _FRONTMATTER_RE = re.compile(r"\A---\n(.*?\n)?---\n", re.DOTALL)
 _BLOCK_START_RE = re.compile(r"^#{1,2}\s")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ENTRY_RE = re.compile(r"^## (\d{2}:\d{2})(?: · (?:.*\S|\s+?))?\s*$")
 _DATE_RE = re.compile(r"^date:\s*(\d{4})-(\d{2})-(\d{2})\s*$", re.MULTILINE)
 _NAME_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\.md$")
@@ -40,8 +42,13 @@ def split_day(text: str) -> DayNote:
     rest = text[match.end() :] if match else text
     preamble: list[str] = []
     blocks: list[list[str]] = []
+    fence = ""
     for line in rest.split("\n"):
-        if _BLOCK_START_RE.match(line):
+        starts = not fence and _BLOCK_START_RE.match(line)  # a `# ` line inside a fence is code, not a heading
+        opener = _FENCE_RE.match(line)
+        if opener and (not fence or (opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) and not line.strip()[len(opener.group(1)) :].strip())):
+            fence = "" if fence else opener.group(1)
+        if starts:
             blocks.append([line])
         elif blocks:
             blocks[-1].append(line)
@@ -81,17 +88,12 @@ def _day(text: str, name: str | None) -> date | None:
 
 
 def merge_day(base: str, ours: str, theirs: str, name: str | None = None) -> str:
-    """The union of both sides' entries (a three-way merge that honours deletions since base)."""
+    """The union of both sides' entries (a three-way merge that honours deletions since base).
+
+    Entries are counted, not deduplicated: a second identical entry one side added survives, and
+    an entry both sides added the same way is kept once."""
     b, a, t = split_day(base), split_day(ours), split_day(theirs)
-    base_blocks = set(b.blocks)
-    removed = {blk for blk in base_blocks if blk not in a.blocks or blk not in t.blocks}
-    kept_ours = [blk for blk in a.blocks if blk not in removed]
-    seen = set(kept_ours)
-    new_theirs = []
-    for blk in t.blocks:
-        if blk not in removed and blk not in seen:
-            new_theirs.append(blk)
-            seen.add(blk)
+    kept_ours, new_theirs = _union(Counter(b.blocks), list(a.blocks), list(t.blocks))
     blocks = _interleave(kept_ours, new_theirs)
     preamble = a.preamble if a.preamble or not t.preamble else t.preamble
     rest = ("\n" + preamble + "\n" if preamble else "") + "\n" + "\n\n".join(blocks) + "\n"
@@ -102,3 +104,34 @@ def merge_day(base: str, ours: str, theirs: str, name: str | None = None) -> str
         relpath = f"journal/{day.isoformat()}.md"
         head = render_frontmatter(day, parse_entries(rest, day, relpath))
     return head + rest
+
+
+def _union(base: Counter[str], ours: list[str], theirs: list[str]) -> tuple[list[str], list[str]]:
+    """Our blocks that stay, and their blocks to add: each block as many times as the merge of its
+    counts says (one side's change wins; both added: the larger count; both removed: the smaller;
+    one added and one removed: both changes)."""
+    a, t = Counter(ours), Counter(theirs)
+    want: dict[str, int] = {}
+    for blk in set(a) | set(t):
+        nb, na, nt = base[blk], a[blk], t[blk]
+        if na == nb or nt == nb:
+            want[blk] = nt if na == nb else na
+        elif (na > nb) == (nt > nb):
+            want[blk] = max(na, nt) if na > nb else min(na, nt)
+        else:
+            want[blk] = max(0, na + nt - nb)
+    from_ours = {blk: min(a[blk], n) for blk, n in want.items()}
+    kept: list[str] = []
+    left = dict(from_ours)
+    for blk in ours:
+        if left.get(blk, 0) > 0:
+            kept.append(blk)
+            left[blk] -= 1
+    skip = {blk: t[blk] - (want[blk] - from_ours[blk]) for blk in want}  # their first ones are ours'
+    added: list[str] = []
+    for blk in theirs:
+        if skip.get(blk, 0) > 0:
+            skip[blk] -= 1
+        elif want.get(blk, 0) > from_ours.get(blk, 0):
+            added.append(blk)
+    return kept, added

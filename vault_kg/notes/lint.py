@@ -58,6 +58,9 @@ def _cached_extractions(layout: Layout) -> dict[str, tuple[int, int, m.Extractio
 
 
 def lint(scope: Scope) -> dict[str, Any]:
+    from extract.notes import MAX_NOTE_BYTES
+
+    from vault_kg.core.safe_read import read_regular
     from vault_kg.update.engine import adapter_for
 
     adapter = adapter_for(scope.kind)
@@ -74,7 +77,7 @@ def lint(scope: Scope) -> dict[str, Any]:
         size, mtime, ext = cached.get(rel, (None, None, None))
         if ext is None or size != st.st_size or mtime != st.st_mtime_ns:
             try:
-                ext = adapter.extract(rel, path.read_bytes())
+                ext = adapter.extract(rel, read_regular(path, MAX_NOTE_BYTES + 1, root=scope.root, trust_folders=True))
             except OSError as exc:
                 problems.append(Problem(rel, "unreadable", f"unreadable ({exc.strerror}); check its permissions"))
                 continue

@@ -2,8 +2,9 @@
 
 The library verbs behind `kg note show|list|append|edit`, `kg journal add`, `kg recent` and the
 MCP tools `read_note`, `list_notes`, `append_note`, `edit_note`, `journal_add` and `recent`.
-Every write goes through `vault_write.write_note` (path guard, frontmatter contract, secret gate,
-the `scope/global` guardrail); nothing here ever deletes a file. An edit is an exact-string
+Every write goes through `vault_write.change_note` (path guard, frontmatter contract, secret gate,
+the `scope/global` guardrail, one kg writer per note, the change re-applied to what another program
+wrote meanwhile); nothing here ever deletes a file. An edit is an exact-string
 replacement, like an editor tool's: it refuses text that is not there and text that is there
 more than once (unless every occurrence is meant). A note that met the frontmatter contract must
 still meet it after the write; a note that never did may be appended to or edited as it is.
@@ -16,7 +17,7 @@ import os
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from typing_extensions import NotRequired, TypedDict  # pydantic needs it for output schemas on Python < 3.12
 
@@ -192,31 +193,45 @@ def format_list(data: dict[str, Any]) -> str:
 def append_note(vault: Scope, name: str, text: str, long_lived: bool = False) -> NoteWrite:
     """Add `text` at the end of an existing note (a blank line before it), then update the graph.
 
-    A `long_lived` caller (the MCP server) wakes the model worker at once."""
+    The append is made to the note as it is when written: a line another program saved meanwhile
+    stays above it. A `long_lived` caller (the MCP server) wakes the model worker at once."""
     if not text.strip():
         raise KgError("nothing to append: the text is empty")
-    rel, old = _editable(vault, name)
-    eol = "\r\n" if "\r\n" in old else "\n"  # the note's own line ending: no other byte of it changes
-    added = text.strip("\r\n").replace("\r\n", "\n").replace("\n", eol)
-    new = old.rstrip("\r\n") + eol + eol + added + eol
-    return _save(vault, rel, old, new, text, "appended", long_lived)
+    rel = _editable(vault, name)
+
+    def append(old: str | None) -> str:
+        old = _existing(rel, old)
+        eol = "\r\n" if "\r\n" in old else "\n"  # the note's own line ending: no other byte of it changes
+        added = text.strip("\r\n").replace("\r\n", "\n").replace("\n", eol)
+        return old.rstrip("\r\n") + eol + eol + added + eol
+
+    return _save(vault, rel, append, text, "appended", long_lived)
 
 
 def edit_note(vault: Scope, name: str, old_text: str, new_text: str, replace_all: bool = False, long_lived: bool = False) -> NoteWrite:
-    """Replace `old_text` (exactly, once; every occurrence with `replace_all`) by `new_text`."""
+    """Replace `old_text` (exactly, once; every occurrence with `replace_all`) by `new_text`.
+
+    The replacement is made in the note as it is when written; when another program changed it
+    meanwhile and `old_text` is no longer there (exactly once), nothing is written."""
     if not old_text:
         raise KgError("the text to replace is empty; give the exact text to replace (copy it from the note)")
     if old_text == new_text:
         raise KgError("the old and the new text are the same; nothing to change")
-    rel, old = _editable(vault, name)
-    count = old.count(old_text)
-    if count == 0:
-        raise KgError(f"{rel}: the text to replace is not in the note (it must match exactly, spaces and line breaks included); nothing written")
-    if count > 1 and not replace_all:
-        raise KgError(f"{rel}: the text to replace occurs {count} times; add surrounding text to make it unique, or replace every occurrence (--all, MCP replace_all); nothing written")
-    new = old.replace(old_text, new_text) if replace_all else old.replace(old_text, new_text, 1)
-    result = _save(vault, rel, old, new, new_text, "edited", long_lived)
-    result["replaced"] = count if replace_all else 1
+    rel = _editable(vault, name)
+    replaced: list[int] = []
+
+    def edit(old: str | None) -> str:
+        old = _existing(rel, old)
+        count = old.count(old_text)
+        if count == 0:
+            raise KgError(f"{rel}: the text to replace is not in the note (it must match exactly, spaces and line breaks included); nothing written")
+        if count > 1 and not replace_all:
+            raise KgError(f"{rel}: the text to replace occurs {count} times; add surrounding text to make it unique, or replace every occurrence (--all, MCP replace_all); nothing written")
+        replaced[:] = [count if replace_all else 1]
+        return old.replace(old_text, new_text) if replace_all else old.replace(old_text, new_text, 1)
+
+    result = _save(vault, rel, edit, new_text, "edited", long_lived)
+    result["replaced"] = replaced[0]
     return result
 
 
@@ -274,33 +289,30 @@ def format_recent(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _editable(vault: Scope, name: str) -> tuple[str, str]:
-    """The note's path and text, refusing journal days (append-only through journal_add)."""
-    from vault_kg.core.safe_read import read_regular
-
+def _editable(vault: Scope, name: str) -> str:
+    """The note's path, refusing journal days (append-only through journal_add), also when the
+    note is reached through a folder link into the journal (`daily -> journal`)."""
     rel = note_path(vault, name)
-    if rel.startswith(JOURNAL_DIR + "/"):
+    real = os.path.realpath(vault.root / rel)
+    root = os.path.realpath(vault.root)
+    real_rel = os.path.relpath(real, root).replace(os.sep, "/") if real.startswith(root + os.sep) else rel
+    if any(r.casefold().startswith(JOURNAL_DIR + "/") for r in (rel, real_rel)):
         raise KgError(f"{rel}: journal days are append-only; add an entry with `kg journal add` (MCP: journal_add) instead")
-    try:
-        data = read_regular(vault.root / rel, root=vault.root)
-    except OSError as exc:
-        raise KgError(f"{rel}: cannot read the note ({exc.strerror or exc}); nothing written") from exc
-    try:
-        return rel, data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise KgError(f"{rel}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8 first (nothing written)") from exc
+    return rel
 
 
-def _save(vault: Scope, rel: str, old: str, new: str, added: str, action: str, long_lived: bool) -> NoteWrite:
+def _existing(rel: str, text: str | None) -> str:
+    if text is None:
+        raise KgError(f"{rel}: the note is gone (deleted or renamed meanwhile); nothing written")
+    return text
+
+
+def _save(vault: Scope, rel: str, change: Callable[[str | None], str], added: str, action: str, long_lived: bool) -> NoteWrite:
     """Write through the one guarded write (only `added` is scanned for secrets), then update the graph."""
-    from extract.notes import extract_note
-
     from vault_kg.storage.layout import Layout
-    from vault_kg.notes.lint import check_note
-    from vault_kg.notes.vault_write import write_note
+    from vault_kg.notes.vault_write import change_note
 
-    contract = not check_note(extract_note(rel, old.encode("utf-8")))
-    target = write_note(vault.root, rel, new, contract=contract, scan=added)
+    target, new = change_note(vault.root, rel, change, contract=None, scan=added)
     indexed = Layout(vault.out).cache_db.exists()
     if indexed:
         from vault_kg.jobs.scope_update import update_scope

@@ -1,8 +1,9 @@
 """`remember`: save a new note in the frontmatter contract, anchor it if asked, add it to the graph.
 
 The library verb behind `kg remember` and the MCP tool `remember`. It writes through the vault's
-one guarded write (`vault_write.write_note`), and does all of it or nothing: a note whose anchor
-cannot be made is removed again.
+one guarded write (`vault_write.write_note`, which never replaces a note that exists or appears
+meanwhile), and does all of it or nothing: a note whose anchor cannot be made is removed again
+(unless another writer changed it since).
 """
 
 from __future__ import annotations
@@ -33,11 +34,14 @@ def remember_note(
     graph yet (then `kg build` adds the note). A `long_lived` caller (the MCP server) wakes the
     model worker at once; a command's worker waits for the command to exit.
     """
+    from vault_kg.core.safe_write import encoded
     from vault_kg.core.vault_guard import safe_relpath
     from vault_kg.notes.vault_write import render_note, write_note
 
     target = safe_relpath(scope.root, relpath)
     rel = target.relative_to(scope.root.resolve()).as_posix()
+    for given in (summary, body, *tags):
+        encoded(given, rel)  # a non-UTF-8 byte of a command-line argument: one line, not a YAML error
     title = Path(rel).stem
     text = render_note(summary, tags, body if body.lstrip().startswith("# ") else f"# {title}\n\n{body}")
     write_note(scope.root, rel, text, create=True)
@@ -48,7 +52,7 @@ def remember_note(
         try:
             anchored = add_anchor(scope, rel, anchor, project)["anchor"]
         except BaseException:
-            target.unlink(missing_ok=True)
+            _take_back(scope.root, target, text)
             raise
     indexed = False
     notices: list[str] = []
@@ -67,3 +71,16 @@ def format_remember(result: dict[str, Any]) -> str:
     if anchored:
         text += f", anchored to {anchored.get('note') or anchored['project'] + ':' + anchored['locator']}"
     return text + (" and added it to the graph" if result["indexed"] else "; run `kg build` to add it to the graph")
+
+
+def _take_back(vault: Path, target: Path, written: str) -> None:
+    """Remove the note this call wrote, unless another writer changed it since (then it stays)."""
+    from vault_kg.core.safe_read import read_regular
+    from vault_kg.core.safe_write import locked
+
+    with locked(vault, [target]):
+        try:
+            if read_regular(target, len(written.encode("utf-8")) + 1, root=vault) == written.encode("utf-8"):
+                target.unlink()
+        except OSError:
+            pass

@@ -36,12 +36,14 @@ from vault_kg.notes.gitops import (
     z_split,
 )
 from vault_kg.notes.journal_merge import merge_day
-from vault_kg.core.secrets import find_secrets
+from vault_kg.core.safe_read import display_name, read_text
+from vault_kg.core.secrets import find_secrets, redact
 from vault_kg.core.store import atomic_write
 
 __all__ = [
     "ATTRIBUTE_LINE",
     "DRIVER_NAME",
+    "EDITED_RETRIES",
     "IGNORE_LINE",
     "JOURNAL_PATTERN",
     "MAX_REBASE_STEPS",
@@ -64,6 +66,8 @@ DRIVER_NAME = "kg-journal"
 ATTRIBUTE_LINE = f"{JOURNAL_PATTERN} merge={DRIVER_NAME}"
 IGNORE_LINE = f"{OUT_DIRNAME}/"
 MAX_REBASE_STEPS = 1000
+EDITED_RETRIES = 5
+_EDITED_MEANWHILE = ("You have unstaged changes", "Your index contains uncommitted changes")  # git's words (LC_ALL=C)
 MAX_SECRET_SCAN_BYTES = 4 * 1024 * 1024
 SECRET_SCAN_OVERLAP = 64 * 1024
 
@@ -122,11 +126,17 @@ def driver_command() -> str:
 
 def _ensure_line(path: Path, line: str) -> bool:
     """Append `line` to a git config file of the vault (.gitignore, .gitattributes) unless present."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if line in (raw.strip() for raw in text.splitlines()):
-        return False
-    atomic_write(path, (text + ("" if not text or text.endswith("\n") else "\n") + line + "\n").encode("utf-8"))
-    return True
+    from vault_kg.core.safe_write import rewrite
+
+    added: list[bool] = []
+
+    def append(text: str | None) -> str:
+        text = text or ""
+        added[:] = [line not in (raw.strip() for raw in text.splitlines())]
+        return text + ("" if not text or text.endswith("\n") else "\n") + line + "\n" if added[0] else text
+
+    rewrite(path.parent, path, path.name, append)
+    return added[0]
 
 
 def setup(vault: Path, init: bool = False) -> tuple[Repo, list[str]]:
@@ -166,7 +176,7 @@ def _branch_name(repo: Repo) -> str:
     for folder in ("rebase-merge", "rebase-apply"):
         name = repo.git_dir / folder / "head-name"
         if name.is_file():
-            return name.read_text(encoding="utf-8").strip().removeprefix("refs/heads/")
+            return read_text(name, 4096).strip().removeprefix("refs/heads/")
     return "(detached)"
 
 
@@ -190,22 +200,36 @@ def _commit_pending(repo: Repo, report: SyncReport) -> None:
     changes = [(items[i], repo.vault_rel(items[i + 1]) or items[i + 1]) for i in range(0, len(items) - 1, 2)]
     if not changes:
         return
+    _refuse_secret_names(repo, [rel for _, rel in changes])
     _refuse_secrets(repo, [rel for code, rel in changes if code != "D"])
     verbs = {"A": "added", "M": "modified", "D": "deleted", "T": "modified"}
-    notes = [(verbs.get(code[0], "changed"), rel) for code, rel in changes if _is_note(rel)]
-    others = [rel for _, rel in changes if not _is_note(rel)]
+    notes = [(verbs.get(code[0], "changed"), display_name(rel)) for code, rel in changes if _is_note(rel)]
+    others = [display_name(rel) for _, rel in changes if not _is_note(rel)]
     title = f"kg sync: {len(notes)} note{'s' if len(notes) != 1 else ''} from {socket.gethostname()}"
-    body = [f"{verb}: {rel}" for verb, rel in notes] + [f"other: {rel}" for rel in others]
+    body = redact("\n".join([f"{verb}: {rel}" for verb, rel in notes] + [f"other: {rel}" for rel in others]))
     # `-- .`: only the vault's paths, even when the vault is a folder of a larger repository in
     # which the user has other changes staged; the user's own pre-commit hook runs (no --no-verify).
-    proc = repo.git("commit", "-q", "-m", title, "-m", "\n".join(body), "--", ".", check=False)
+    proc = repo.git("commit", "-q", "-m", redact(title), "-m", body, "--", ".", check=False)
     if proc.returncode != 0:
         repo.git("reset", "-q", "--", ".", check=False)
         if identity_missing(proc):
             raise KgError("git has no identity on this machine; run `git config --global user.name NAME` and `git config --global user.email EMAIL`, then kg sync")
         raise KgError(f"{repo.vault}: commit failed: {last_line(proc)}")
     report.committed = head(repo)
-    report.committed_files = [rel for _, rel in changes]
+    report.committed_files += [display_name(rel) for _, rel in changes if display_name(rel) not in report.committed_files]
+
+
+def _refuse_secret_names(repo: Repo, rels: list[str]) -> None:
+    """A file or folder name that looks like a credential never leaves this machine either: git
+    commits the name, and the commit message lists it."""
+    for rel in rels:
+        kinds = find_secrets(rel.replace("/", "\n"))  # each part on its own line, as a name is read
+        if kinds:
+            repo.git("reset", "-q", "--", ".", check=False)
+            raise KgError(
+                f"{repo.vault / redact(display_name(rel))}: refused to sync: its name holds what looks like a secret ({', '.join(sorted(set(kinds)))}); "
+                "rename it and run kg sync again; nothing was committed"
+            )
 
 
 def _refuse_secrets(repo: Repo, rels: list[str]) -> None:
@@ -269,7 +293,7 @@ def _scan_window(window: bytes) -> list[str]:
 
 def _resolve_journal_conflicts(repo: Repo, conflicted: list[str], report: SyncReport) -> list[str]:
     """Merge conflicted journal notes by union (stages 1/2/3); return the conflicts that remain."""
-    from vault_kg.notes.vault_write import write_note
+    from vault_kg.notes.vault_write import read_current, write_note
 
     remaining = []
     for top_rel in conflicted:
@@ -284,8 +308,9 @@ def _resolve_journal_conflicts(repo: Repo, conflicted: list[str], report: SyncRe
         if not stages[1] and not stages[2]:
             remaining.append(top_rel)
             continue
-        try:
-            write_note(repo.vault, rel, merge_day(*stages, name=rel), contract=False)
+        try:  # the tags are both sides' own (a day note carries scope/global): no promotion happens here
+            before = read_current(repo.vault, rel)
+            write_note(repo.vault, rel, merge_day(*stages, name=rel), based_on=before, create=before is None, contract=False, promotion=True)
         except KgError:
             remaining.append(top_rel)
             continue
@@ -295,8 +320,15 @@ def _resolve_journal_conflicts(repo: Repo, conflicted: list[str], report: SyncRe
 
 
 def _pull(repo: Repo, report: SyncReport) -> None:
-    """`git pull --rebase`, settling journal conflicts; stop (rebase left in progress) on any other."""
-    proc = repo.git("pull", "--rebase", "--no-autostash", "-q", check=False)
+    """`git pull --rebase`, settling journal conflicts; stop (rebase left in progress) on any other.
+
+    An editor that saved a note after the commit leaves the tree dirty, and git refuses to rebase
+    it: that edit is committed too and the pull tried again (`EDITED_RETRIES` times)."""
+    for _ in range(EDITED_RETRIES):
+        proc = repo.git("pull", "--rebase", "--no-autostash", "-q", check=False)
+        if proc.returncode == 0 or operation_in_progress(repo) or not any(why in proc.stderr for why in _EDITED_MEANWHILE):
+            break
+        _commit_pending(repo, report)
     steps = 0
     while proc.returncode != 0:
         if operation_in_progress(repo) != "rebase":
@@ -370,6 +402,7 @@ def _adopt_remote_branch(repo: Repo, branch: str) -> str:
 
 def sync(vault: Path, init: bool = False, update_graph: bool = True) -> SyncReport:
     """Commit local note changes, pull --rebase, push, then update this machine's graph."""
+    from vault_kg.core.safe_write import locked
     from vault_kg.core.scopes import vault_scope
 
     vault = vault.resolve()
@@ -381,12 +414,13 @@ def sync(vault: Path, init: bool = False, update_graph: bool = True) -> SyncRepo
         hint = f"resolve {', '.join(conflicts)} then `git -C '{vault}' add FILES && git -C '{vault}' {busy} --continue`" if conflicts else f"finish it with `git -C '{vault}' {busy} --continue`"
         raise KgError(f"{vault}: a git {busy} is in progress: {hint}, or `git -C '{vault}' {busy} --abort`; then kg sync")
     report.branch = _branch(repo)
-    _commit_pending(repo, report)
-    report.upstream = _upstream(repo) or _adopt_remote_branch(repo, report.branch)
-    before = head(repo)
-    if report.upstream:
-        _pull(repo, report)
-    after = head(repo)
+    with locked(vault, None):  # kg's own writers wait while git commits and rewrites files (`pull --rebase`)
+        _commit_pending(repo, report)
+        report.upstream = _upstream(repo) or _adopt_remote_branch(repo, report.branch)
+        before = head(repo)
+        if report.upstream:
+            _pull(repo, report)
+        after = head(repo)
     report.pulled_files = _changed_between(repo, before, after)
     _push(repo, report, report.branch, report.upstream)
     if update_graph:
@@ -447,7 +481,7 @@ def status(vault: Path, fetch: bool = True) -> SyncStatus:
     uncommitted = []
     for code, rel in status_entries(repo):
         letter = next((c for c in code if c.strip()), "?")
-        uncommitted.append({"path": rel, "change": "conflict" if "U" in code or code in ("AA", "DD") else verbs.get(letter, "changed")})
+        uncommitted.append({"path": display_name(rel), "change": "conflict" if "U" in code or code in ("AA", "DD") else verbs.get(letter, "changed")})
     in_progress = operation_in_progress(repo)
     return SyncStatus(str(vault), branch, upstream, ahead, behind, uncommitted, in_progress, unmerged_paths(repo), fetched, notices)
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from vault_kg.core.config import OUT_DIRNAME
 from vault_kg.core.errors import KgError
-from vault_kg.core.store import atomic_write
+from vault_kg.core.store import OUT_GITIGNORE, ignored_folder
 
 __all__ = ["GITIGNORE", "Layout", "cache_db", "ensure_out", "is_built", "out_dir"]
 
-GITIGNORE = "# vault-kg artifacts: rebuildable, never committed or synced.\n*\n"
+GITIGNORE = OUT_GITIGNORE
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,4 @@ def ensure_out(out: Path) -> None:
     for folder in (out, out / "cache"):
         if not os.access(folder, os.W_OK | os.X_OK):
             raise KgError(f"{folder}: the output folder is read-only; make it writable (chmod u+w '{folder}') or pass --out")
-    ignore = out / ".gitignore"
-    if not ignore.exists():
-        atomic_write(ignore, GITIGNORE.encode())
+    ignored_folder(out)

@@ -190,8 +190,11 @@ def llm_extract(
     \b
     Example: kg llm extract "clients/Acme Corp.md" --model qwen2.5:7b-instruct
     """
+    from vault_kg.core.safe_read import read_regular
+    from vault_kg.core.safe_write import MAX_BYTES
+
     try:
-        text = note.read_bytes().decode("utf-8")
+        text = read_regular(note, MAX_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KgError(f"{note}: cannot read as UTF-8 text ({exc.__class__.__name__}); check the path") from exc
     from extract.llm import OllamaExtractor

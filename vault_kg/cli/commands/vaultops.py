@@ -71,8 +71,10 @@ def merge_journal_command(
     from vault_kg.notes.journal_merge import merge_day
     from vault_kg.core.store import atomic_write
 
+    from vault_kg.core.safe_read import read_regular
+
     try:
-        texts = [p.read_text(encoding="utf-8") if p.exists() else "" for p in (base, ours, theirs)]
+        texts = [read_regular(p, 64 * 1024 * 1024).decode("utf-8") if p.exists() else "" for p in (base, ours, theirs)]
     except UnicodeDecodeError as exc:
         proc = run_git(ours.parent, "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs), check=False)
         if proc.returncode != 0:
