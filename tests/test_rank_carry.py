@@ -146,6 +146,8 @@ def test_a_full_recompute_every_n_edits_gives_a_builds_bytes(tmp_path: Path, mon
     Kills: a counter that never triggers, a full recompute that keeps carried values."""
     isolated_env(monkeypatch, tmp_path)
     monkeypatch.setenv("KG_RANK_FULL_EVERY", "4")
+    monkeypatch.setattr(rank_state, "MODULARITY_DROP", 1.0)  # the counter alone decides (on a graph this small
+    monkeypatch.setattr(rank_state, "JOINED_LIMIT", 1.0)  # one link moves modularity past the limit)
     scope = vault_scope(_vault(tmp_path / "v", 1))
     run(scope)
     rng = random.Random(5)
