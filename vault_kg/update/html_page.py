@@ -60,6 +60,8 @@ def draw_locked(out: Path, data: dict[str, Any], digest: int | None) -> bool:
     from vault_kg.core import store
 
     store.sweep_temp(out, ("graph.html",))
+    if not Layout(out).graph_state.exists():  # a graph.json written before kg kept graph-state.js: the page loads it
+        write_state(out, digest, data.get("graph", {}).get("counts", {}))
     return store.write_if_changed(Layout(out).html, render_html(data, digest).encode("utf-8"))
 
 
