@@ -350,6 +350,21 @@ class OllamaExtractor:
                 raise NoteFailed(f"Ollama sent a response that is not a chat response ({exc}); check OLLAMA_HOST") from None
         raise NoteFailed(f"{last} after {self.retries + 1} attempts; check `ollama ps`")
 
+    def _count_tokens(self, final: Any, pieces: int, prompt: str, stats: dict[str, Any]) -> None:
+        """Token counts from the answer's last line (a cut answer: one piece per token, the prompt estimated)."""
+        stats["output_tokens"] += final.eval_count or pieces if final is not None else pieces
+        if final is None:
+            stats["prompt_tokens"] += estimate_tokens(SYSTEM_PROMPT + prompt)
+            return
+        prompt_tokens = final.prompt_eval_count or 0
+        stats["prompt_tokens"] += prompt_tokens
+        if final.eval_duration:
+            stats["eval_tokens"] += final.eval_count or 0
+            stats["eval_ns"] += final.eval_duration
+        expected = estimate_tokens(SYSTEM_PROMPT + prompt)
+        if prompt_tokens > expected * 1.25 and prompt_tokens >= self.num_ctx // 2 - 64:
+            raise NoteFailed(f"the prompt did not fit num_ctx {self.num_ctx} ({prompt_tokens} tokens reported): the model read a truncated note")
+
     def _read(self, prompt: str, chunk: Chunk, stats: dict[str, Any], deadline: float) -> dict[str, Any]:
         body = {
             "model": self.model,
@@ -398,18 +413,7 @@ class OllamaExtractor:
             stats["warnings"].append(f"{exc}: the answer was cut there")
         finally:
             lines.close()  # stops the generation: Ollama cancels a request whose client went away
-        stats["output_tokens"] += final.eval_count or pieces if final is not None else pieces  # cut: one piece per token
-        if final is not None:
-            prompt_tokens = final.prompt_eval_count or 0
-            stats["prompt_tokens"] += prompt_tokens
-            if final.eval_duration:
-                stats["eval_tokens"] += final.eval_count or 0
-                stats["eval_ns"] += final.eval_duration
-            expected = estimate_tokens(SYSTEM_PROMPT + prompt)
-            if prompt_tokens > expected * 1.25 and prompt_tokens >= self.num_ctx // 2 - 64:
-                raise NoteFailed(f"the prompt did not fit num_ctx {self.num_ctx} ({prompt_tokens} tokens reported): the model read a truncated note")
-        else:
-            stats["prompt_tokens"] += estimate_tokens(SYSTEM_PROMPT + prompt)
+        self._count_tokens(final, pieces, prompt, stats)
         cleaned = _clean(items, chunk)
         found = len(items["relations"]) + len(items["entities"])
         if stop == "repeat":
