@@ -6,8 +6,8 @@ it on a small vault and compare every step with a fresh build: the graph itself 
 counts, dangling links, the query tables) must be identical, every shown rank within
 `RANK_TOLERANCE` of the fresh one, the god nodes the fresh build's (but where the fresh ranks tie
 within the stopping rule), every community member in a community the table lists; and once the
-full recompute comes (`KG_RANK_FULL_EVERY`), everything byte for byte. The 1,000-edit figure on a
-3,000-note vault is `bench/rank_drift.py`'s page.
+full recompute comes (`KG_RANK_FULL_EVERY`), everything byte for byte. The 1,000-edit figure (a
+1,000-note vault) is `bench/rank_drift.py`'s page, docs/benchmarks/rank_drift.md.
 """
 
 from __future__ import annotations
