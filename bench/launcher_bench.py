@@ -3,8 +3,8 @@
 A no-op hook (an edit outside the vault and the projects) is the cost the agent pays on every
 edit; it must stay well under 100 ms. Each row runs that hook as Claude Code does, a fresh shell
 per call (`/bin/sh -c COMMAND`), with a PATH that holds no `kg`: `kg` itself (the reference),
-the hooks.json command finding kg through KG_BIN, through a .venv in the plugin folder (the last
-place it looks), and with no kg at all (the one-line answer). Prints the median and p90 of each.
+the hooks.json command finding kg through KG_BIN, the kg the plugin installed in its data folder
+(the last place it looks), and with no kg at all (`KG_PROVISION=off`: the one-line answer). Prints the median and p90 of each.
 
 Usage: python bench/launcher_bench.py [--runs 30]
 """
@@ -33,6 +33,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kg-launch-bench-") as tmp:
         work = Path(tmp)
         plugin = work / "plugin"
+        data = work / "plugin data"
         for part in ("bin", "hooks", ".claude-plugin"):
             shutil.copytree(REPO / part, plugin / part)
         kg = work / "tools" / "kg"
@@ -44,20 +45,26 @@ def main() -> None:
         payload = json.dumps({"session_id": "bench", "cwd": str(work), "hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": str(elsewhere)}})
         path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "kg").exists())
         base = {k: v for k, v in os.environ.items() if not k.startswith(("KG_", "CLAUDE_"))}
-        base.update({"PATH": path, "HOME": str(work / "home"), "KG_CONFIG": str(work / "config.toml"), "KG_OLLAMA": "off", "CLAUDE_PLUGIN_ROOT": str(plugin)})
+        base.update({"PATH": path, "HOME": str(work / "home"), "KG_CONFIG": str(work / "config.toml"), "KG_OLLAMA": "off", "CLAUDE_PLUGIN_ROOT": str(plugin), "CLAUDE_PLUGIN_DATA": str(data)})
         hook = COMMAND.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
-        venv_kg = plugin / ".venv" / "bin" / "kg"
+        own_kg = data / "envs" / "1" / "bin" / "kg"
 
-        def use_venv() -> None:
-            venv_kg.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(kg, venv_kg)
+        def use_own() -> None:
+            """What bin/kg_provision.py leaves: an environment, `current` pointing at it, its source."""
+            own_kg.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(kg, own_kg)
+            (data / "current").symlink_to(data / "envs" / "1")
+            (data / "source").write_text(f"{plugin}\n{json.loads((REPO / '.claude-plugin' / 'plugin.json').read_text())['version']}\n")
+
+        def no_kg() -> None:
+            shutil.rmtree(data, ignore_errors=True)
 
         rows = [
             ("python start-up (reference)", f'"{sys.executable}" -c pass', {}, None),
             ("kg hook post-tool-use (direct)", f'"{kg}" hook post-tool-use', {}, None),
             ("hooks.json command, KG_BIN", hook, {"KG_BIN": str(kg)}, None),
-            ("hooks.json command, plugin .venv", hook, {}, use_venv),
-            ("hooks.json command, no kg", hook, {}, lambda: shutil.rmtree(plugin / ".venv", ignore_errors=True)),
+            ("hooks.json command, plugin's own kg", hook, {}, use_own),
+            ("hooks.json command, no kg", hook, {"KG_PROVISION": "off"}, no_kg),
         ]
         print(f"{'no-op PostToolUse hook':<36}{'median':>10}{'p90':>10}   ({args.runs} runs, /bin/sh -c, PATH without kg)")
         for name, command, extra, setup in rows:

@@ -22,6 +22,7 @@ ORDER = (
     "vault_kg/mcp",
     "vault_kg/watch",
     "vault_kg",
+    "vault_kg/health",
     "vault_kg/notes",
     "vault_kg/memory",
     "vault_kg/query",
@@ -70,7 +71,7 @@ def render() -> str:
     for folder in ORDER:
         lines.extend(package_section(folder))
     lines.append(
-        "Beside them: `tests/` (pytest), `bench/` (benchmarks and the scripts that measure the tree), `bin/kg-launch`, `hooks/hooks.json`, `.claude-plugin/`, `skills/`, `examples/vault/` (the demo)."
+        "Beside them: `tests/` (pytest), `bench/` (benchmarks and the scripts that measure the tree), `bin/kg-launch` and `bin/kg_provision.py` (the plugin finds or installs kg), `hooks/hooks.json`, `.claude-plugin/`, `skills/`, `examples/vault/` (the demo)."
     )
     return "\n".join(lines) + "\n"
 

@@ -4,7 +4,7 @@ From the top (see docs/architecture.md, "The layers"):
 
     faces           vault_kg.cli, vault_kg.mcp, vault_kg.watch, hooks
     front door      vault_kg.api
-    services        vault_kg.notes  >  vault_kg.memory  >  vault_kg.query
+    services        vault_kg.health  >  vault_kg.notes  >  vault_kg.memory  >  vault_kg.query
     jobs            vault_kg.jobs
     update route    vault_kg.update
     anchors         vault_kg.anchors
@@ -31,6 +31,7 @@ PACKAGES = ("vault_kg", "extract", "episodic", "graph_out", "hooks")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("vault_kg.cli", "vault_kg.mcp", "vault_kg.watch", "hooks"),
     ("vault_kg.api",),
+    ("vault_kg.health",),
     ("vault_kg.notes",),
     ("vault_kg.memory",),
     ("vault_kg.query",),

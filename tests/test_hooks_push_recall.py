@@ -150,3 +150,10 @@ def test_strength_is_absolute_and_needs_two_shared_words() -> None:
     assert strength(terms("run the tests"), "Testing", [], "Testing rules - pytest, fixtures.") == 0.0  # one word, even a whole title
     assert strength(terms("the relay for stripe"), "Webhook Relay", ["Stripe relay"], "") == 0.65  # an alias names it whole
     assert strength(terms("unrelated words entirely"), "Webhook Relay", [], summary) == 0.0
+
+
+def test_the_pointer_names_the_mcp_tool_under_the_plugin_and_the_command_without(world: World, tmp_path: Path) -> None:
+    alone, _ = prompt(world, STRONG, session="shell")
+    assert alone is not None and "  more: `kg explain 'services/Webhook Relay.md'`" in alone
+    plugin, _ = prompt(world, STRONG, env={"CLAUDE_PLUGIN_ROOT": str(tmp_path)}, session="plugin")
+    assert plugin is not None and '  more: `explain(node="services/Webhook Relay.md")`' in plugin and "kg explain" not in plugin

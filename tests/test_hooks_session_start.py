@@ -169,3 +169,12 @@ def test_a_reconcile_already_running_is_not_started_twice(tmp_path: Path) -> Non
     os.utime(Layout(root / "kg-out").reconciled, (old, old))
     os.utime(Layout(root / "kg-out").reconcile_started, (old, old))
     assert reconcile.due(root, 7)
+
+
+def test_the_brief_names_the_mcp_tools_under_the_plugin_and_kg_without(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+    payload = session_payload(world, "SessionStart", source="startup")
+    shell = world.hook("session-start", payload)[1]["hookSpecificOutput"]["additionalContext"]
+    plugin = world.hook("session-start", payload, {"CLAUDE_PLUGIN_ROOT": str(tmp_path)})[1]["hookSpecificOutput"]["additionalContext"]
+    assert 'ask `kg query "..."`/`kg explain "..."` for more' in shell.splitlines()[1]
+    assert plugin.splitlines()[1].endswith('ask the vault-kg MCP tools (`query(question="...")`, `explain(node="...")`) for more.')

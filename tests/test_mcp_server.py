@@ -38,6 +38,7 @@ TOOLS = {
     "recent",
     "update",
     "lint",
+    "doctor",
 }
 
 
@@ -103,6 +104,30 @@ def test_explain_neighbors_and_path(mcp: SyncClient) -> None:
     assert near["neighbors"] and all(n["direction"] == "in" and n["relation"] == "links_to" for n in near["neighbors"])
     route = mcp.call("path", a="Payments Worker", b="Acme Corp").structured_content
     assert route["found"] and route["steps"][0] == "note:services/Payments Worker.md" and route["steps"][-1] == "note:clients/Acme Corp.md"
+
+
+def test_hints_in_answers_and_errors_name_the_tools_and_their_parameters_not_the_cli(mcp: SyncClient, world: dict[str, Path]) -> None:
+    with pytest.raises(ToolError) as missing:
+        mcp.call("explain", node="No such note anywhere")
+    assert 'try `query(question="No such note anywhere")` to search' in str(missing.value) and "kg query" not in str(missing.value)
+    cut = mcp.call("query", question="webhook retries", budget=100).content[0].text
+    assert "[truncated:" in cut and "raise budget to see them" in cut and "--budget" not in cut, cut
+    retry = world["vault"] / "notes" / "Stale Hint.md"
+    retry.parent.mkdir(exist_ok=True)
+    retry.write_text("---\nsummary: Zebrafish.\ntags: [scope/global]\n---\nZebrafish.\n")
+    env = {"KG_CONFIG": str(world["config"]), "KG_OLLAMA": "off", "KG_VAULT": ""}
+    done = kg_process("retire", "notes/Stale Hint.md", "--reason", "the zebrafish left", "--vault", str(world["vault"]), env=env)
+    assert done.returncode == 0, done.stderr
+    mcp.call("update", scope="vault")
+    hidden = mcp.call("query", question="zebrafish")
+    text = hidden.content[0].text
+    assert "pass include_stale=true to see them flagged, and `check()` says why" in text and "--include-stale" not in text, text
+
+
+def test_doctor_answers_a_verdict_per_line(mcp: SyncClient) -> None:
+    report = mcp.call("doctor", quick=True).structured_content
+    verdicts = {line["check"]: line["verdict"] for line in report["lines"]}
+    assert report["broken"] is False and verdicts["vault"] == "ok" and verdicts["scope vault"] in ("ok", "warn") and verdicts["model"] == "off"
 
 
 def test_god_nodes_of_the_vault_and_of_a_project(mcp: SyncClient) -> None:

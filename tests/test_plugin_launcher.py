@@ -3,7 +3,8 @@
 Each hook command is taken from hooks/hooks.json and the server command from plugin.json, with
 `${CLAUDE_PLUGIN_ROOT}` and `${user_config.*}` substituted the way Claude Code does, then run by
 /bin/sh in an environment whose PATH holds no `kg` and whose HOME holds no tool installs. The
-launcher must find kg through the setting it is given, or say in one line how to install it.
+launcher must find kg through the setting it is given, or say in one line how to install it
+(`KG_PROVISION=off` here: the install the launcher starts itself is tests/test_plugin_provision.py's).
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def claude_env(world: World, plugin: Path, home: Path, options: dict[str, str] |
     """What a hook process gets: the user's environment minus kg, plus the plugin variables."""
     home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KG_", "PIPX_", "UV_", "XDG_", "CLAUDE_"))}
-    env.update({"PATH": path_without_kg(), "HOME": str(home), "KG_CONFIG": str(world.config), "KG_OLLAMA": "off", "CLAUDE_PLUGIN_ROOT": str(plugin)})
+    env.update({"PATH": path_without_kg(), "HOME": str(home), "KG_CONFIG": str(world.config), "KG_OLLAMA": "off", "KG_PROVISION": "off", "CLAUDE_PLUGIN_ROOT": str(plugin)})
+    env["CLAUDE_PLUGIN_DATA"] = str(home / ".claude" / "plugins" / "data" / "vault-kg-vault-kg")
     env.update({f"CLAUDE_PLUGIN_OPTION_{key.upper()}": value for key, value in (options or {}).items()})
     env.update(extra)
     return env
@@ -95,19 +97,24 @@ def test_kg_is_found_through_kg_bin_and_the_vault_through_the_plugin_option(worl
     assert "## Central notes in the vault" in brief(run_hook("SessionStart", plugin, env, payload, world.project))
 
 
-@pytest.mark.parametrize("where", ["kg_bin option", "~/.local/bin", "uv tool dir", "plugin .venv"])
+@pytest.mark.parametrize("where", ["KG_BIN", "the former kg_bin option", "~/.local/bin", "uv tool dir", "plugin data"])
 def test_kg_is_found_without_path(world: World, plugin: Path, tmp_path: Path, where: str) -> None:
     home = tmp_path / "home"
     extra: dict[str, str] = {}
     options = {"vault": str(world.vault)}
-    if where == "kg_bin option":
+    if where == "KG_BIN":
+        extra["KG_BIN"] = str(fake_kg(tmp_path / "elsewhere"))
+    elif where == "the former kg_bin option":  # set before the option left plugin.json: Claude Code still passes it
         options["kg_bin"] = str(fake_kg(tmp_path / "elsewhere"))
     elif where == "~/.local/bin":
         fake_kg(home / ".local" / "bin")
     elif where == "uv tool dir":
         fake_kg(home / ".local" / "share" / "uv" / "tools" / "kg-vault" / "bin")
-    else:
-        fake_kg(plugin / ".venv" / "bin")
+    else:  # what bin/kg_provision.py leaves in the plugin's data folder, installed from this plugin folder
+        data = Path(claude_env(world, plugin, home)["CLAUDE_PLUGIN_DATA"])
+        fake_kg(data / "envs" / "1" / "bin")
+        (data / "current").symlink_to(data / "envs" / "1")
+        (data / "source").write_text(f"{plugin}\n{__version__}\n")
     env = claude_env(world, plugin, home, options, **extra)
     assert "## Central notes in the vault" in brief(run_hook("SessionStart", plugin, env, session_payload(world, "SessionStart", source="startup"), world.project))
 
@@ -116,7 +123,7 @@ def test_an_edit_hook_runs_through_the_launcher_and_updates_the_note(world: Worl
     note = world.vault / "notes" / "Launcher Check.md"
     note.parent.mkdir(exist_ok=True)
     note.write_text("---\nsummary: Written to prove the launcher starts the edit hook.\ntags: [scope/global, topic/plugin]\n---\nSee [[Payments API]].\n")
-    env = claude_env(world, plugin, tmp_path / "home", {"vault": str(world.vault), "kg_bin": str(fake_kg(tmp_path / "tools"))})
+    env = claude_env(world, plugin, tmp_path / "home", {"vault": str(world.vault)}, KG_BIN=str(fake_kg(tmp_path / "tools")))
     payload = session_payload(world, "PostToolUse", tool_name="Write", tool_input={"file_path": str(note)}, tool_response={"filePath": str(note), "success": True})
     done = run_hook("PostToolUse", plugin, env, payload, world.project)
     assert done.returncode == 0, done.stderr
@@ -130,8 +137,7 @@ def test_with_no_kg_anywhere_every_hook_exits_0_with_one_line_on_how_to_install(
     done = run_hook(event, plugin, env, session_payload(world, event), world.project)
     assert done.returncode == 0
     lines = done.stderr.splitlines()
-    assert len(lines) == 1 and "kg command is not installed" in lines[0]
-    assert f"pipx install '{plugin}'" in lines[0] and f"uv tool install '{plugin}'" in lines[0] and "KG_BIN" in lines[0]
+    assert lines == [f"vault-kg: the kg command is not installed; run '{plugin}/bin/kg-launch' --provision (or: pipx install '{plugin}'), or set KG_BIN to its path"]
     if event == "SessionStart":  # shown to the user once per session, not to the model
         assert json.loads(done.stdout) == {"systemMessage": lines[0]}
     else:
@@ -140,7 +146,7 @@ def test_with_no_kg_anywhere_every_hook_exits_0_with_one_line_on_how_to_install(
 
 def test_a_vault_option_that_does_not_exist_gives_one_line_and_fails_open(world: World, plugin: Path, tmp_path: Path) -> None:
     missing = tmp_path / "no such vault"
-    env = claude_env(world, plugin, tmp_path / "home", {"vault": str(missing), "kg_bin": str(fake_kg(tmp_path / "tools"))})
+    env = claude_env(world, plugin, tmp_path / "home", {"vault": str(missing)}, KG_BIN=str(fake_kg(tmp_path / "tools")))
     done = run_hook("PostToolUse", plugin, env, session_payload(world, "PostToolUse"), world.project)
     assert done.returncode == 0 and done.stdout == ""
     assert done.stderr.splitlines() == [f"vault-kg: the vault folder '{missing}' (plugin option 'vault') does not exist; create it or fix the option under /plugin > vault-kg > Configure"]
@@ -165,8 +171,8 @@ def server_argv(plugin: Path) -> tuple[str, list[str], dict[str, str]]:
 
 def test_the_mcp_server_starts_through_the_launcher_and_reports_kgs_version(world: World, plugin: Path, tmp_path: Path) -> None:
     command, args, env_template = server_argv(plugin)
-    options = {"vault": str(world.vault), "kg_bin": str(fake_kg(tmp_path / "tools"))}
-    env = claude_env(world, plugin, tmp_path / "home", FASTMCP_LOG_LEVEL="WARNING")
+    options = {"vault": str(world.vault)}
+    env = claude_env(world, plugin, tmp_path / "home", FASTMCP_LOG_LEVEL="WARNING", KG_BIN=str(fake_kg(tmp_path / "tools")))
     env.update({k: re.sub(r"\$\{user_config\.(\w+)\}", lambda m: options[m.group(1)], v) for k, v in env_template.items()})
 
     async def session() -> tuple[str, str, list[str]]:
@@ -186,7 +192,7 @@ def test_the_mcp_server_that_cannot_start_exits_with_one_line(world: World, plug
     env = claude_env(world, plugin, tmp_path / "home")
     env.update({k: "" for k in env_template})  # options left unset: Claude Code substitutes ""
     if problem == "no such vault":
-        env.update(CLAUDE_PLUGIN_OPTION_VAULT=str(tmp_path / "gone"), CLAUDE_PLUGIN_OPTION_KG_BIN=str(fake_kg(tmp_path / "tools")))
+        env.update(CLAUDE_PLUGIN_OPTION_VAULT=str(tmp_path / "gone"), KG_BIN=str(fake_kg(tmp_path / "tools")))
     done = subprocess.run([command, *args], env=env, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode == 1 and done.stdout == "" and len(done.stderr.splitlines()) == 1
     assert ("kg command is not installed" if problem == "no kg" else f"vault folder '{tmp_path / 'gone'}'") in done.stderr

@@ -28,6 +28,7 @@ __all__ = [
     "check",
     "credit_turn",
     "decide_write",
+    "doctor",
     "explain",
     "format_run",
     "god_nodes",
@@ -354,6 +355,14 @@ def brief(vault: PathLike | None = None, cwd: PathLike | None = None) -> dict[st
     return make(locate(Path(cwd) if cwd is not None else None, vault=Path(vault).expanduser() if vault is not None else None)).as_dict()
 
 
+def doctor(vault: PathLike | None = None, measure: bool = True) -> dict[str, Any]:
+    """Whether kg works here: a verdict per line (install, launcher, config, vault, scopes, model,
+    embedder, hooks, watcher, sync), `broken` when one fails; `measure` times the model and the embedder."""
+    from vault_kg.health.doctor import doctor as check_all
+
+    return check_all(Path(vault) if vault is not None else None, measure)
+
+
 def lint(vault: PathLike | None = None) -> dict[str, Any]:
     from vault_kg.notes.lint import lint as run
 
@@ -501,6 +510,7 @@ def renderers() -> dict[str, Callable[[Any], str]]:
 
 
 def _note_renderers() -> dict[str, Callable[[Any], str]]:
+    from vault_kg.health.report import format_doctor
     from vault_kg.memory.ledger import format_ledger
     from vault_kg.notes import anchor_repair as repair
     from vault_kg.notes import notebook as nb
@@ -517,6 +527,7 @@ def _note_renderers() -> dict[str, Callable[[Any], str]]:
         "journal_add": nb.format_entry,
         "recent": nb.format_recent,
         "ledger": format_ledger,
+        "doctor": format_doctor,
     }
 
 

@@ -394,6 +394,7 @@ def _register_features() -> None:
     """Feature packages add their own commands, in this order (imported here, by name, not from strings)."""
     from vault_kg.cli.commands import agent
     from vault_kg.cli.commands import anchors
+    from vault_kg.cli.commands import doctor
     from vault_kg.cli.commands import journal
     from vault_kg.cli.commands import llm
     from vault_kg.cli.commands import memory
@@ -402,7 +403,7 @@ def _register_features() -> None:
     from vault_kg.cli.commands import view
     from vault_kg.cli.commands import watch
 
-    for module in (journal, view, anchors, vaultops, agent, llm, notes, memory, watch):
+    for module in (journal, view, anchors, vaultops, agent, llm, notes, memory, watch, doctor):
         module.register(app)
 
 

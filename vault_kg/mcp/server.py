@@ -453,7 +453,7 @@ def note_tools(mcp: FastMCP, kg: KgServer) -> None:
 
 
 def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
-    """For clients without hooks: update a scope's graph, lint the vault."""
+    """For clients without hooks: update a scope's graph, lint the vault; and the doctor's report."""
 
     @mcp.tool(
         annotations={"destructiveHint": False, "idempotentHint": True},
@@ -479,10 +479,21 @@ def upkeep_tools(mcp: FastMCP, kg: KgServer) -> None:
         """
         return await kg.answer(lambda: api.lint(kg.vault_scope().root), api.renderer("lint"))
 
+    @mcp.tool(annotations={"readOnlyHint": True}, output_schema=object_schema("broken", "lines"))
+    async def doctor(quick: Annotated[bool, Field(description="Skip the timed model call and the embedding.")] = False) -> ToolResult:
+        """Whether kg works here: one line per part (kg and the plugin's launcher, config, vault, each scope built and current, the model, the embedder, the hooks and their last failures, the watcher, sync), a verdict each, and the fix for each line that fails.
+
+        Example: doctor(quick=True)
+        """
+        return await kg.answer(lambda: api.doctor(kg.vault, measure=not quick), api.renderer("doctor"))
+
 
 TOOL_GROUPS: list[Callable[[FastMCP, KgServer], None]] = [search_tools, graph_tools, memory_tools, note_tools, upkeep_tools, resources]
 
 
 def serve(vault: Path | None = None) -> None:
     """Run the server on stdio until the client closes it."""
+    from vault_kg.core.agent_hints import serve_as_mcp
+
+    serve_as_mcp()  # hints in answers name tools and their parameters, not `kg` commands
     build_server(vault).run(show_banner=False)

@@ -14,6 +14,7 @@ import orjson
 from vault_kg.core import model as m
 from vault_kg.storage.layout import Layout
 from vault_kg.storage.cache import GraphReader
+from vault_kg.core.agent_hints import ask
 from vault_kg.core.errors import KgError
 from vault_kg.query.shared_reads import KeptReads
 from vault_kg.core.scopes import Scope
@@ -186,7 +187,7 @@ class GraphView:
     def resolve_one(self, name: str, include_stale: bool = True) -> str:
         found = self.find(name, include_stale)
         if not found:
-            raise KgError(f"no node named '{name}' in scope '{self.scope.name}'; try `kg query \"{name}\"` to search")
+            raise KgError(f"no node named '{name}' in scope '{self.scope.name}'; try `{ask('query', question=name)}` to search")
         if len(found) > 1:
             shown = ", ".join(found[:8]) + (" …" if len(found) > 8 else "")
             raise KgError(f"'{name}' is ambiguous in scope '{self.scope.name}': {shown}; pass one of these ids")

@@ -18,6 +18,7 @@ from vault_kg.storage.layout import Layout
 from vault_kg.core.errors import KgError
 from vault_kg.query.graph_view import WALK_SKIPS, GraphView, load_view
 from vault_kg.core.scopes import Scope
+from vault_kg.core.agent_hints import ask, option, parameter
 from vault_kg.core.agent_text import one_line
 from vault_kg.core.safe_read import read_regular
 from vault_kg.core.memory_kinds import Filters, is_episodic
@@ -123,7 +124,7 @@ def query(
     """
     filters = filters or Filters()
     if not question.strip():
-        raise KgError('empty question; try `kg query "payments retries"`')
+        raise KgError(f"empty question; try `{ask('query', question='payments retries')}`")
     budget = max(100, min(int(budget), MAX_BUDGET))
     depth = max(0, min(int(depth), MAX_DEPTH))
     views = views if views is not None else [load_view(s) for s in scopes]
@@ -339,7 +340,7 @@ def _format_edge(e: dict[str, Any]) -> str:
 
 def _notice(cut_hits: int, cut_edges: int, budget: int) -> str:
     what = " and ".join(part for part in (f"{cut_hits} more hits" if cut_hits else "", f"{cut_edges} more edges" if cut_edges else "") if part)
-    return f"[truncated: {what} past the {budget}-token budget; raise --budget to see them]"
+    return f"[truncated: {what} past the {budget}-token budget; raise {parameter('budget')} to see them]"
 
 
 def format_query(answer: dict[str, Any]) -> str:
@@ -347,10 +348,10 @@ def format_query(answer: dict[str, Any]) -> str:
     if not answer["hits"] and answer.get("hidden_matches"):
         return (
             f"no current matches for {one_line(answer['question'], 200)!r}: {answer['hidden_matches']} stale or superseded "
-            "match(es) are hidden; pass --include-stale to see them flagged, and `kg check` says why"
+            f"match(es) are hidden; pass {option('include_stale')} to see them flagged, and `{ask('check')}` says why"
         )
     if not answer["hits"]:
-        return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `kg god-nodes`"
+        return f"no matches for {one_line(answer['question'], 200)!r}; try other words or `{ask('god_nodes')}`"
     out = [format_hit(h, answer["multi_scope"]) for h in answer["hits"]]
     if answer["edges"]:
         out.append("edges:")
@@ -429,7 +430,7 @@ def explain(view: GraphView, name: str, include_stale: bool = False, as_of: str 
     if not view.visible(nid, include_stale):
         if as_of is not None:
             raise KgError(f"'{nid}' was not valid on {as_of}; drop --as-of to see it")
-        raise KgError(f"'{nid}' is {node.get('status')}: not served as current; pass --include-stale to see it")
+        raise KgError(f"'{nid}' is {node.get('status')}: not served as current; pass {option('include_stale')} to see it")
     outgoing: dict[str, list[dict[str, Any]]] = {}
     incoming: dict[str, list[dict[str, Any]]] = {}
     for e in view.out_edges.get(nid, []):
@@ -537,7 +538,7 @@ def neighbors(view: GraphView, name: str, relation: str | None = None, direction
 def format_neighbors(answer: dict[str, Any]) -> str:
     lines = [f"{r['direction']:>3} {r['relation']}: {one_line(r['label'])} ({one_line(r['id'])})" + (f" line {r['line']}" if r.get("line") else "") for r in answer["neighbors"]]
     more = answer["total"] - len(answer["neighbors"])
-    return "\n".join([f"{answer['total']} neighbours of {one_line(answer['id'])}:", *lines] + ([f"… {more} more; raise limit"] if more > 0 else []))
+    return "\n".join([f"{answer['total']} neighbours of {one_line(answer['id'])}:", *lines] + ([f"… {more} more; raise {parameter('limit')}"] if more > 0 else []))
 
 
 def stats(view: GraphView) -> dict[str, Any]:
@@ -636,7 +637,7 @@ def format_affected(answer: dict[str, Any]) -> str:
         flag = f" [{h['status'].upper()}]" if h["status"] != m.LIVE else ""
         out.append(f"  {'  ' * (h['hop'] - 1)}{one_line(h['label'])} ({h['kind']}){flag} —{h['relation']}→ {one_line(view_label(h['via']))} — {one_line(h['source'])}:{h['line'] or 1}")
     if answer["truncated"]:
-        out.append("[truncated: raise the limit or lower --depth]")
+        out.append(f"[truncated at {len(answer['affected'])} dependants: lower {parameter('depth')}]")
     return "\n".join(out + tail)
 
 
