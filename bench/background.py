@@ -27,7 +27,7 @@ def kg_env(**extra: str) -> dict[str, str]:
 def settle(out: Path, timeout: float = 600.0) -> float:
     """Wait until no graph.html render, no background clustering and no background refresh started
     by a session start runs or waits in `out` or on its scope; the seconds waited."""
-    from hooks.reconcile import running
+    from vault_kg.jobs.reconcile import running
 
     start = time.perf_counter()
     busy = lambda: rendering(out) or clustering(out) or running(out.parent)  # noqa: E731

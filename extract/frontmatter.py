@@ -13,13 +13,11 @@ import json
 import re
 from typing import Any
 
-import yaml
-
 __all__ = ["MAX_FRONTMATTER_CHARS", "FrontmatterError", "frontmatter_line", "parse_frontmatter", "quoted_fix", "split_frontmatter"]
 
 MAX_FRONTMATTER_CHARS = 64 * 1024
 YAML_ALIAS_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][A-Za-z0-9_][\w-]*", re.MULTILINE)
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+FM_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)  # python-frontmatter's YAML boundary, which notes were split with
 _KEY_VALUE_RE = re.compile(r"^([A-Za-z0-9_][\w .-]*?):[ \t]+(\S.*?)[ \t]*$")
 _QUOTED = ("'", '"')
 
@@ -36,16 +34,14 @@ class FrontmatterError(ValueError):
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
-    """(frontmatter text or None, body, 1-based file line where the body starts)."""
-    import frontmatter
-
-    handler = frontmatter.YAMLHandler()  # type: ignore[attr-defined]
-    if not handler.detect(text):
+    """(frontmatter text or None, body, 1-based file line where the body starts), split as
+    python-frontmatter's YAML handler splits it (`FM_BOUNDARY`), without importing it (or YAML)."""
+    if not FM_BOUNDARY.match(text):
         return None, text, 1
-    try:
-        fm_text, body = handler.split(text)
-    except ValueError:
+    parts = FM_BOUNDARY.split(text, 2)
+    if len(parts) != 3:
         return None, text, 1
+    _, fm_text, body = parts
     offset = len(text) - len(body)
     return fm_text, body, text.count("\n", 0, offset) + 1
 
@@ -62,8 +58,10 @@ def parse_frontmatter(fm_text: str, first_line: int = 1) -> dict[str, Any]:
         raise FrontmatterError(f"frontmatter is larger than {MAX_FRONTMATTER_CHARS // 1024} KB", first_line, "keep long text in the note's body")
     if YAML_ALIAS_RE.search(fm_text) and re.search(r"(^|[\s:\[,-])\*[A-Za-z0-9_]", fm_text, re.MULTILINE):
         raise FrontmatterError("frontmatter uses YAML anchors/aliases (`&x` / `*x`), which notes do not need", first_line, "write the values out instead of `&x` / `*x`")
+    import yaml  # here: a note whose frontmatter did not change is never parsed again (`extract.notes.FmFields`)
+
     try:
-        data = yaml.load(fm_text, Loader=YAML_LOADER)
+        data = yaml.load(fm_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise _explained(fm_text, exc, first_line) from exc
     except RecursionError as exc:
@@ -75,7 +73,7 @@ def parse_frontmatter(fm_text: str, first_line: int = 1) -> dict[str, Any]:
     return data
 
 
-def _explained(fm_text: str, exc: yaml.YAMLError, first_line: int) -> FrontmatterError:
+def _explained(fm_text: str, exc: Exception, first_line: int) -> FrontmatterError:
     """The parser's complaint as a reason, the file line it is about, and the fix for that line."""
     mark = getattr(exc, "problem_mark", None)
     context = getattr(exc, "context_mark", None)

@@ -29,6 +29,7 @@ from .redaction import redact_extraction
 MAX_NOTE_BYTES = int(os.environ.get("KG_MAX_NOTE_BYTES", str(5 * 1024 * 1024)))
 MAX_SEARCH_CHARS = 20_000
 FM_OPEN_RE = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
+FM_META = ("fm_digest", "fm_title")  # extraction meta that only says which frontmatter text gave the fields (see `FmFields`)
 
 
 def content_hash(data: bytes) -> str:
@@ -49,10 +50,12 @@ class VaultAdapter:
     def is_source(self, root: Path, relpath: str) -> bool:
         return vault_scan.is_source(root, relpath)
 
-    def extract(self, relpath: str, data: bytes) -> m.Extraction:
+    def extract(self, relpath: str, data: bytes, previous: m.Extraction | None = None) -> m.Extraction:
+        """`previous`: the note's last extraction, whose frontmatter fields are reused when its
+        frontmatter text is unchanged (a body edit parses no YAML: an agent's edit imports none)."""
         if not m.is_note_path(relpath):
             return extract_attachment(relpath, data, content_hash(data), _link_ref)
-        return extract_note(relpath, data)
+        return extract_note(relpath, data, previous)
 
     def reads(self, relpath: str) -> bool:
         """Whether extracting `relpath` needs its bytes: an attachment but a canvas is a stat (see `extract.attachments`)."""
@@ -139,10 +142,58 @@ def _key_line(fm_text: str, key: str) -> int:
     return fm_text.count("\n", 0, match.start()) + 2 if match else 1
 
 
-def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any, FrontmatterError | None] | str:
-    """(text, frontmatter text, frontmatter, markdown scan, why the frontmatter was ignored) of a
-    note, or why it is quarantined. Frontmatter that does not parse is ignored, not fatal: the body
-    still builds, as Obsidian still shows it."""
+class FmFields:
+    """What a note's extraction takes from its frontmatter, and the digest of the text it came from."""
+
+    __slots__ = ("digest", "title", "aliases", "summary", "summary_present", "tags", "props")
+
+    def __init__(self, digest: str | None, title: Any, aliases: list[str], summary: str, summary_present: bool, tags: list[str], props: dict[str, Any]) -> None:
+        self.digest, self.title, self.aliases, self.summary = digest, title, aliases, summary
+        self.summary_present, self.tags, self.props = summary_present, tags, props
+
+    @classmethod
+    def parsed(cls, fm_text: str | None, fm: dict[str, Any]) -> "FmFields":
+        summary_raw = fm.get("summary")
+        title = fm.get("title")
+        return cls(
+            _fm_digest(fm_text),
+            str(title) if title else None,  # stripped with the heading or file name it may stand for
+            sorted(set(_alias_list(fm.get("aliases")) + _alias_list(fm.get("alias")))),
+            "" if summary_raw is None else str(json_safe(summary_raw)).strip(),
+            summary_raw is not None,
+            _frontmatter_tags(fm),
+            {str(k): json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}},
+        )
+
+    @classmethod
+    def kept(cls, fm_text: str | None, previous: m.Extraction | None) -> "FmFields | None":
+        """The fields `previous` (the note's last extraction) took from this same frontmatter text, or None."""
+        if previous is None or previous.quarantine or fm_text is None or "frontmatter_error" in previous.meta:
+            return None
+        meta = previous.meta
+        if meta.get("fm_digest") is None or meta.get("fm_digest") != _fm_digest(fm_text):
+            return None
+        node = previous.nodes.get(m.note_id(previous.source)) or {}
+        return cls(
+            meta["fm_digest"],
+            meta.get("fm_title"),
+            list(meta.get("aliases", [])),
+            meta.get("summary", ""),
+            meta.get("summary_present", False),
+            list(meta.get("fm_tags", [])),
+            dict(node.get("props", {})),
+        )
+
+
+def _fm_digest(fm_text: str | None) -> str | None:
+    return None if fm_text is None else hashlib.blake2b(fm_text.encode(), digest_size=16).hexdigest()
+
+
+def _parse(data: bytes, previous: m.Extraction | None = None) -> tuple[str, str | None, FmFields, Any, FrontmatterError | None] | str:
+    """(text, frontmatter text, frontmatter fields, markdown scan, why the frontmatter was ignored)
+    of a note, or why it is quarantined. Frontmatter that does not parse is ignored, not fatal: the
+    body still builds, as Obsidian still shows it. The fields are `previous`'s when the frontmatter
+    text is the one it came from."""
     if len(data) > MAX_NOTE_BYTES:
         return f"note is {len(data) / 1e6:.1f} MB, over the {MAX_NOTE_BYTES / 1e6:.0f} MB cap; split it or raise KG_MAX_NOTE_BYTES"
     if b"\x00" in data[:8192]:
@@ -153,18 +204,21 @@ def _parse(data: bytes) -> tuple[str, str | None, dict[str, Any], Any, Frontmatt
         return f"not UTF-8 text (byte {exc.start}); re-save the note as UTF-8"
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     fm_text, body, body_line = split_frontmatter(text)
-    fm: dict[str, Any] = {}
+    fields = FmFields.kept(fm_text, previous)
     problem: FrontmatterError | None = None
-    if fm_text is not None:
-        try:
-            fm = parse_frontmatter(fm_text, frontmatter_line(text, fm_text))
-        except FrontmatterError as exc:
-            problem = exc
+    if fields is None:
+        fm: dict[str, Any] = {}
+        if fm_text is not None:
+            try:
+                fm = parse_frontmatter(fm_text, frontmatter_line(text, fm_text))
+            except FrontmatterError as exc:
+                problem = exc
+        fields = FmFields.parsed(fm_text, fm)
     try:
         scan = scan_markdown(body, body_line)
     except RecursionError:
         return "note structure too deeply nested to scan"
-    return text, fm_text, fm, scan, problem
+    return text, fm_text, fields, scan, problem
 
 
 def frontmatter_warning(relpath: str, problem: FrontmatterError) -> str:
@@ -181,23 +235,20 @@ def _frontmatter_tags(fm: dict[str, Any]) -> list[str]:
     return tags
 
 
-def extract_note(relpath: str, data: bytes) -> m.Extraction:
-    """Extract one note. Never raises: unreadable input is quarantined with a reason."""
+def extract_note(relpath: str, data: bytes, previous: m.Extraction | None = None) -> m.Extraction:
+    """Extract one note. Never raises: unreadable input is quarantined with a reason. `previous`
+    (the note's last extraction) lends its frontmatter fields when the frontmatter is unchanged."""
     digest = content_hash(data)
-    parsed = _parse(data)
+    parsed = _parse(data, previous)
     if isinstance(parsed, str):
         return _quarantined(relpath, digest, parsed, len(data))
-    text, fm_text, fm, scan, problem = parsed
+    text, fm_text, fields, scan, problem = parsed
     nid = m.note_id(relpath)
     h1 = next((h.text for h in scan.headings if h.level == 1), None)
-    title = str(fm.get("title") or h1 or note_title_from_path(relpath)).strip()
-    aliases = sorted(set(_alias_list(fm.get("aliases")) + _alias_list(fm.get("alias"))))
-    summary_raw = fm.get("summary")
-    summary = "" if summary_raw is None else str(json_safe(summary_raw)).strip()
-    fm_tags = _frontmatter_tags(fm)
+    title = str(fields.title or h1 or note_title_from_path(relpath)).strip()
+    aliases, summary, fm_tags, props = fields.aliases, fields.summary, fields.tags, fields.props
     inline_tags = [tag for tag, _ in scan.tags]
     all_tags = sorted(set(fm_tags) | set(inline_tags))
-    props = {str(k): json_safe(v) for k, v in fm.items() if k not in {"summary", "tags", "tag", "aliases", "alias", "title"}}
     lines = text.count("\n") + 1
 
     node: dict[str, Any] = {
@@ -246,7 +297,9 @@ def extract_note(relpath: str, data: bytes) -> m.Extraction:
                 "inline_tags": sorted(set(inline_tags)),
                 "has_frontmatter": fm_text is not None,
                 **({"frontmatter_error": {"line": problem.line, "reason": problem.problem, "fix": problem.fix}} if problem else {}),
-                "summary_present": summary_raw is not None,
+                "summary_present": fields.summary_present,
+                "fm_digest": fields.digest,
+                "fm_title": fields.title,
                 "headings": [[h.level, h.text, h.line] for h in scan.headings],
                 "blocks": scan.blocks,
                 "size": len(data),
@@ -316,6 +369,37 @@ class NoteIndex:
                 same.append(relpath)
             for alias in extractions[relpath].hot("aliases", []) if aliases is None else aliases[relpath]:
                 by_alias.setdefault(alias.lower(), []).append(relpath)
+
+    @classmethod
+    def from_tables(cls, tables: tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]], extractions: Mapping[str, m.Extraction]) -> "NoteIndex":
+        """The index a whole resolution built (`lookup_tables`), kept by the cache: a one-note
+        patch reads it instead of every note's path and aliases (`vault_kg.update.link_patch`)."""
+        index = cls.__new__(cls)
+        index.extractions = extractions
+        index.by_path, index.by_stem, index.by_alias = tables
+        return index
+
+    @staticmethod
+    def path_key(relpath: str) -> str:
+        """The key `by_path` holds a note under (its path, lowercased, without `.md`)."""
+        key = relpath.strip().replace("\\", "/").lower()
+        return key[:-3] if key.endswith(".md") else key
+
+    def lookup_tables(self) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+        return self.by_path, self.by_stem, self.by_alias
+
+    def set_aliases(self, relpath: str, before: list[str], after: list[str]) -> None:
+        """A note's aliases went from `before` to `after` (the lists its extractions hold)."""
+        for alias in before:
+            holders = self.by_alias.get(alias.lower(), [])
+            if relpath in holders:
+                holders.remove(relpath)
+                if not holders:
+                    del self.by_alias[alias.lower()]
+        for alias in after:
+            holders = self.by_alias.setdefault(alias.lower(), [])
+            holders.append(relpath)
+            holders.sort()
 
     def headings(self, relpath: str) -> list[list[Any]]:
         """A note's headings, read only for notes that a `[[Note#Heading]]` link points at."""
@@ -416,6 +500,7 @@ def resolve_vault_incremental(extractions: dict[str, m.Extraction], previous: di
                 res.nodes[sid] = {"kind": m.SECTION, "label": f"{title} › {text}", "source": target_path, "line": line, "status": m.LIVE}
                 res.derived.append(m.edge(m.note_id(target_path), sid, m.HAS_SECTION, target_path, line))
     _add_tag_parents(extractions, res)
+    res.lookup = index.lookup_tables()
     return res, recomputed
 
 

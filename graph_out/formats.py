@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, TypedDict
+from typing import Any, Iterable, Mapping, TypedDict
 
 from vault_kg.core import model as m
 
@@ -149,6 +149,12 @@ def is_convention(attrs: Node) -> bool:
 def brief_of(attrs: GraphAttrs, nodes: dict[str, Node]) -> Brief:
     """brief.json from the graph attributes: god nodes with their summaries, counts, stale notes,
     and the live `convention/*` notes."""
+    return brief_from(attrs, nodes, sorted((nid, a) for nid, a in nodes.items() if is_convention(a)))
+
+
+def brief_from(attrs: GraphAttrs, nodes: Mapping[str, Node], conventions: list[tuple[str, Node]]) -> Brief:
+    """`brief_of` from the nodes it names (`nodes`: at least the god nodes) and the convention
+    notes (id and attributes, by id), which an incremental update reads from the cache."""
     return {
         "scope": attrs["scope"],
         "root": attrs["root"],
@@ -166,7 +172,7 @@ def brief_of(attrs: GraphAttrs, nodes: dict[str, Node]) -> Brief:
         "stale": attrs.get("stale", []),
         "conventions": [
             {"id": nid, "label": a.get("label", nid), "summary": a.get("summary", ""), "source": a.get("source", ""), "tags": [t for t in a.get("tags", []) if t.startswith("convention/")]}
-            for nid, a in sorted((nid, a) for nid, a in nodes.items() if is_convention(a))
+            for nid, a in conventions
             if a.get("status") not in (m.STALE, m.SUPERSEDED, m.QUARANTINED)
         ],
     }

@@ -4,6 +4,10 @@ The page is this module's template plus `assets/graph.css` and `assets/graph.js`
 third-party script, no network) and the graph itself as compact columnar JSON inside a
 ``<script type="application/json">`` block. Positions come from :mod:`graph_out.layout`, so the
 browser draws at once and the same graph always gives a byte-identical file.
+
+The page is drawn when someone looks (`kg html`, a build), not after every edit; it records which
+graph.json it drew (the CRC-32 of its bytes) and loads one sibling file kg rewrites with every
+graph.json, `graph-state.js`. When the two differ the page says it is behind and how to redraw it.
 """
 
 from __future__ import annotations
@@ -20,9 +24,14 @@ GOD_NODES_SHOWN = 25
 COMMUNITY_TOP = 12
 
 
-def render_html(data: dict[str, Any]) -> str:
-    """The whole page for a graph.json dict (networkx node-link, ``edges`` key)."""
+STATE_SCRIPT = "graph-state.js"
+
+
+def render_html(data: dict[str, Any], digest: int | None = None) -> str:
+    """The whole page for a graph.json dict (networkx node-link, ``edges`` key); `digest`: the
+    CRC-32 of the graph.json bytes it came from (the page compares it with graph-state.js)."""
     payload = build_payload(data)
+    payload["meta"]["digest"] = digest
     css = _asset("graph.css")
     js = _asset("graph.js")
     meta = payload["meta"]
@@ -40,6 +49,7 @@ def render_html(data: dict[str, Any]) -> str:
             css,
             "</style>\n</head>\n<body>\n",
             _BODY.replace("{scope}", html.escape(str(meta["scope"] or "graph"))),
+            f'<script src="{STATE_SCRIPT}"></script>\n',
             '<script type="application/json" id="kg-data">',
             script_json(payload),
             "</script>\n",
@@ -202,6 +212,7 @@ _BODY = """<aside id="side">
 <canvas id="view"></canvas>
 <div id="toolbar"><button id="btn-fit" title="Fit the graph">Fit</button><button id="btn-expand">Expand all</button><button id="btn-collapse">Collapse all</button></div>
 <div id="lodnote"></div>
+<div id="behind" hidden></div>
 <div id="legend">
 <span><i style="border:2px dashed #ff9f43"></i>stale</span>
 <span><i style="border:2px dotted #8b95a5;background:#0f1217"></i>unresolved</span>

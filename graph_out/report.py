@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Mapping, NamedTuple
+
+__all__ = ["MAX_ROWS", "ReportParts", "import_cycles", "render_report", "render_report_from"]
 
 MAX_ROWS = 50
 
@@ -16,9 +18,39 @@ def _cell(text: Any, limit: int = 120) -> str:
 
 
 def render_report(data: dict[str, Any]) -> str:
+    """GRAPH_REPORT.md from graph.json's content (node-link `data`)."""
     g = data["graph"]
     nodes = {n["id"]: n for n in data["nodes"]}
-    counts = g.get("counts", {})
+    unresolved = [n for n in data["nodes"] if n.get("kind") == "unresolved"]
+    if g["kind"] == "vault":
+        unresolved.sort(key=lambda n: (-len(n.get("referrers", [])), n["id"]))
+    quarantined = [n for n in data["nodes"] if n.get("status") == "quarantined"]
+    stale = sorted((n for n in data["nodes"] if n.get("status") == "stale"), key=lambda n: n["id"])
+    ignored = sorted((n for n in data["nodes"] if n.get("frontmatter_error")), key=lambda n: n["id"])
+    parts = ReportParts(nodes, unresolved[:MAX_ROWS], len(unresolved), quarantined, stale[:MAX_ROWS], len(stale), ignored[:MAX_ROWS], len(ignored))
+    return render_report_from(g, parts, _code_sections(data, nodes) if g["kind"] == "code" else [])
+
+
+class ReportParts(NamedTuple):
+    """What the report reads besides the `graph` object: the nodes it names (`lookup`: god nodes
+    and community members, by id), the first dangling links (most referrers first) and their
+    count, the quarantined nodes, the first stale ones (by id) and their count, and the first notes
+    whose frontmatter was ignored (by id) and their count.
+    A build takes them from its nodes; an incremental update reads them from the cache."""
+
+    lookup: Mapping[str, dict[str, Any]]
+    unresolved: list[dict[str, Any]]
+    unresolved_count: int
+    quarantined: list[dict[str, Any]]
+    stale: list[dict[str, Any]]
+    stale_count: int
+    ignored: list[dict[str, Any]]
+    ignored_count: int
+
+
+def render_report_from(g: dict[str, Any], parts: ReportParts, code: list[str]) -> str:
+    """GRAPH_REPORT.md from the `graph` object and the parts it reads (`code`: a code scope's sections)."""
+    nodes, counts = parts.lookup, g.get("counts", {})
     lines = [
         f"# Graph report: {g['scope']} ({g['kind']})",
         "",
@@ -47,20 +79,16 @@ def render_report(data: dict[str, Any]) -> str:
         lines.append(f"| {c['id']} | {_cell(c['name'], 60)} | {c['size']} | {c['cohesion']:.2f} | {members} |")
     if len(g.get("communities", [])) > MAX_ROWS:
         lines.append(f"| … | {len(g['communities']) - MAX_ROWS} more | | | |")
-    if g["kind"] == "code":
-        lines += _code_sections(data, nodes)
-    lines += _unresolved_section(data, nodes)
-    quarantined = [n for n in data["nodes"] if n.get("status") == "quarantined"]
-    lines += ["", f"## Quarantined ({len(quarantined)})", ""]
-    lines += [f"- `{n.get('source')}`: {_cell(n.get('quarantine'), 200)}" for n in quarantined] or ["None."]
-    ignored = [n for n in data["nodes"] if n.get("frontmatter_error")]
-    if ignored:
-        lines += ["", f"## Properties ignored ({len(ignored)})", "", "Frontmatter that is not valid YAML: the notes' text and links are in the graph, their properties are not.", ""]
-        lines += [f"- `{n.get('source')}` {_cell(n['frontmatter_error'], 200)}" for n in ignored[:MAX_ROWS]]
-    stale = [n for n in data["nodes"] if n.get("status") == "stale"]  # pending waits for the model: its state is said once, in the counts
-    if stale:
-        lines += ["", f"## Stale ({len(stale)})", ""]
-        lines += [f"- `{n['id']}`: {_cell(n.get('stale_reason'), 160)}" for n in stale[:MAX_ROWS]]
+    lines += code
+    lines += _unresolved_section(g["kind"], parts.unresolved, parts.unresolved_count)
+    lines += ["", f"## Quarantined ({len(parts.quarantined)})", ""]
+    lines += [f"- `{n.get('source')}`: {_cell(n.get('quarantine'), 200)}" for n in parts.quarantined] or ["None."]
+    if parts.ignored_count:
+        lines += ["", f"## Properties ignored ({parts.ignored_count})", "", "Frontmatter that is not valid YAML: the notes' text and links are in the graph, their properties are not.", ""]
+        lines += [f"- `{n.get('source')}` {_cell(n['frontmatter_error'], 200)}" for n in parts.ignored[:MAX_ROWS]]
+    if parts.stale_count:  # pending waits for the model: its state is said once, in the counts
+        lines += ["", f"## Stale ({parts.stale_count})", ""]
+        lines += [f"- `{n['id']}`: {_cell(n.get('stale_reason'), 160)}" for n in parts.stale[:MAX_ROWS]]
     duplicates = g.get("likely_duplicates") or []
     if duplicates:
         lines += ["", f"## Likely duplicate entities ({len(duplicates)}, never merged)", ""]
@@ -76,15 +104,14 @@ def render_report(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _unresolved_section(data: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> list[str]:
-    unresolved = [n for n in data["nodes"] if n.get("kind") == "unresolved"]
-    if data["graph"]["kind"] == "vault":
-        title = f"## Dangling links ({len(unresolved)})"
-        rows = sorted(unresolved, key=lambda n: (-len(n.get("referrers", [])), n["id"]))
-        body = [f"- `[[{n.get('label')}]]` from {', '.join('`' + r + '`' for r in n.get('referrers', [])[:5])}" for n in rows[:MAX_ROWS]]
+def _unresolved_section(kind: str, shown: list[dict[str, Any]], count: int) -> list[str]:
+    """The first dangling links (a vault: most referrers first) or unresolved references (code)."""
+    if kind == "vault":
+        title = f"## Dangling links ({count})"
+        body = [f"- `[[{n.get('label')}]]` from {', '.join('`' + r + '`' for r in n.get('referrers', [])[:5])}" for n in shown[:MAX_ROWS]]
     else:
-        title = f"## Unresolved references ({len(unresolved)})"
-        body = [f"- `{n.get('label')}`" for n in unresolved[:MAX_ROWS]]
+        title = f"## Unresolved references ({count})"
+        body = [f"- `{n.get('label')}`" for n in shown[:MAX_ROWS]]
     return ["", title, ""] + (body or ["None."])
 
 

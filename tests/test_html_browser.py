@@ -16,6 +16,7 @@ import pytest
 
 from graph_factory import build_example_graph, make_graph
 from graph_out.html import LOD_THRESHOLD, render_html
+from vault_kg.update.html_page import state_script
 
 CHROMIUM = os.environ.get("KG_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -99,9 +100,11 @@ class Page:
         self.page.close()
 
 
-def open_graph(browser: Any, data: dict[str, Any], folder: Path) -> Page:
+def open_graph(browser: Any, data: dict[str, Any], folder: Path, now: int = 7) -> Page:
+    """graph.html drawn from graph.json 7 beside graph-state.js naming graph.json `now` (as kg writes them)."""
     path = folder / "graph.html"
-    path.write_text(render_html(data), encoding="utf-8")
+    path.write_text(render_html(data, 7), encoding="utf-8")
+    (folder / "graph-state.js").write_bytes(state_script(now, {"nodes": 1234, "edges": 5678}))
     return Page(browser, path)
 
 
@@ -254,3 +257,24 @@ def test_screenshot_of_the_example_vault_is_written(browser: Any, example: dict[
     page.close(shot)
     assert shot.stat().st_size > 20_000, "blank screenshot?"
     print(json.dumps({"screenshot": str(shot)}))
+
+
+def test_a_page_behind_its_graph_says_so(browser: Any, vaultlike: dict[str, Any], tmp_path: Path) -> None:
+    """graph-state.js naming another graph.json than the page drew: a banner with the new size and
+    the command that redraws it; the same one: none. Kills: a page that never compares, or
+    compares what it cannot see (graph-state.js not loaded from beside the page)."""
+    (tmp_path / "same").mkdir()
+    page = open_graph(browser, vaultlike, tmp_path / "same")
+    try:
+        assert page.view("behind") == "" and page.page.is_hidden("#behind")
+        assert page.errors == [] and page.requests == []
+    finally:
+        page.close(tmp_path / "same.png")
+    (tmp_path / "behind").mkdir()
+    page = open_graph(browser, vaultlike, tmp_path / "behind", now=8)
+    try:
+        banner = page.page.inner_text("#behind")
+        assert page.page.is_visible("#behind") and "1,234 nodes, 5,678 edges" in banner and "kg html" in banner, banner
+        assert page.errors == [] and page.requests == []
+    finally:
+        page.close(tmp_path / "behind.png")

@@ -49,7 +49,7 @@ def test_a_changed_graph_gives_a_different_page(graph: dict[str, Any]) -> None:
 
 def test_note_text_cannot_break_out_of_the_data_block(graph: dict[str, Any]) -> None:
     page = render_html(graph)
-    assert page.lower().count("</script>") == 2  # the data block and the code block, nothing else
+    assert page.lower().count("</script>") == 3  # graph-state.js, the data block and the code block, nothing else
     assert "<!--" not in page
     assert "\u2028" not in page
     payload = embedded_payload(page)
@@ -59,7 +59,9 @@ def test_note_text_cannot_break_out_of_the_data_block(graph: dict[str, Any]) -> 
 
 
 def test_page_is_self_contained(graph: dict[str, Any]) -> None:
+    """Nothing from the network, and one file from beside the page: graph-state.js, which kg writes."""
     page = render_html(graph)
+    assert re.findall(r"<script[^>]*\ssrc=\"([^\"]*)\"", page) == ["graph-state.js"]
     markup = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S)
     assert not re.search(r"<[^>]*\s(src|href)\s*=", markup), "the page must not load anything"
     assert "<link" not in markup and "@import" not in page and "url(" not in page

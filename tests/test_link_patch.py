@@ -249,4 +249,17 @@ def test_random_link_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, mo
             run(vault_scope(vault), paths=[note])
         assert artifacts(vault) == scratch(vault, tmp_path), f"step {step}: {note.name}"
         assert _tables(vault) == _tables(tmp_path / "scratch"), f"step {step}: {note.name}"
+        assert _note_index(vault) == _note_index(tmp_path / "scratch"), f"step {step}: {note.name}: the kept note index is not a fresh build's"
     assert len(patched) >= 18, patched  # 25 of the 30 steps with this seed
+
+
+def _note_index(vault: Path) -> object:
+    """The note index the cache keeps for the next link patch (paths relative to the vault)."""
+    from vault_kg.storage.cache import ScopeCache
+    from vault_kg.update.assembly import LOOKUP_BLOB
+
+    cache = ScopeCache(vault / "kg-out" / "cache" / "index.sqlite")
+    try:
+        return cache.get_blob(LOOKUP_BLOB)
+    finally:
+        cache.close()

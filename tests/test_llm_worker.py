@@ -105,6 +105,12 @@ def test_hook_returns_while_the_worker_is_busy(world: Path, monkeypatch: pytest.
             finished = [r for r in chats(fake) if r["t_end"] <= ended]
             assert not finished, "no model call ended during the hook: it did not wait for the model"
             assert fake.inflight and ended - started < 35
+            from vault_kg.jobs import clustering as cluster_job
+
+            settled = time.monotonic() + 120  # graph.json is the hook's background job's to write (#33)
+            while cluster_job.running(world / "kg-out") or cluster_job.owed(world / "kg-out"):
+                assert time.monotonic() < settled, "the hook's background job never settled"
+                time.sleep(0.05)
             graph = json.loads((world / "kg-out" / "graph.json").read_text())
             [node] = [n for n in graph["nodes"] if n["id"] == "note:Note 2.md"]
             assert node["end_line"] == text.count("\n") + 1 and node["status"] == "pending", "the edit is in the graph, marked pending"

@@ -16,6 +16,7 @@ import pytest
 from vault_kg.anchors import dates as anchor_dates
 from vault_kg.anchors import build_pass as anchor_pass
 from vault_kg.storage.cache import ScopeCache
+from vault_kg.jobs import clustering as cluster_job
 from vault_kg.update.engine import run
 from vault_kg.core.scopes import vault_scope
 
@@ -208,7 +209,19 @@ def test_the_hook_on_a_prose_edit_imports_nothing_heavy(tmp_path: Path) -> None:
     _append(note, "\nprose only\n")
     modules = hook_modules(note, ROOT, env)
     assert not set(HEAVY) & modules and "vault_kg.update.prose_patch" in modules, sorted(set(HEAVY) & modules)
+    assert "vault_kg.update.graph_splice" not in modules  # graph.json is the background job's to write
+    _wait_for_the_job(vault / "kg-out")
     assert artifacts(vault) == scratch(vault, tmp_path)
+
+
+def _wait_for_the_job(out: Path) -> None:
+    """Until the background job a hook started has settled its edits (it holds no lock, none waits)."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while cluster_job.running(out) or cluster_job.owed(out):
+        assert time.monotonic() < deadline, "the background job never settled the hook's edit"
+        time.sleep(0.05)
 
 
 def test_random_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,9 +239,9 @@ def test_random_edits_patched_or_not_equal_a_fresh_build(tmp_path: Path, monkeyp
     patched: list[str] = []
     original = note_patch._record_note
 
-    def counting(run_: object, new: object, graph: object, changed: bool) -> None:
+    def counting(run_: object, new: object) -> None:
         patched.append(new.source)
-        original(run_, new, graph, changed)  # type: ignore[arg-type]
+        original(run_, new)  # type: ignore[arg-type]
 
     monkeypatch.setattr(note_patch, "_record_note", counting)
     rng = random.Random(18)

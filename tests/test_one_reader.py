@@ -24,7 +24,6 @@ NOT_FILES = ("self", "webbrowser")  # `self.open()` opens a cache connection; `w
 # (module, function) -> the file kg wrote that it opens there.
 KG_OWN_FILES: dict[tuple[str, str], str] = {
     ("vault_kg.anchors.spans", "SymbolCache.__init__"): "kg-out/anchors cache (SymbolCache.save writes it)",
-    ("vault_kg.cli.commands.view", "load_graph"): "kg-out/graph.json",
     ("vault_kg.core.safe_write", "_take"): "kg-out/locks/NN.lock (created here)",
     ("vault_kg.core.safe_write", "_append"): "the note it has just read through safe_read, opened for O_APPEND and checked to be that file",
     ("vault_kg.core.safe_write", "_carry_over"): "the file kg has just renamed into place, opened for O_APPEND and checked to be that file",
@@ -33,6 +32,10 @@ KG_OWN_FILES: dict[tuple[str, str], str] = {
     ("vault_kg.core.store", "load_json"): "kg-out JSON artifacts",
     ("vault_kg.jobs.launcher", "spawn"): "a job's log under kg-out/ (appended)",
     ("vault_kg.jobs.launcher", "jobs_in"): "a job's log under kg-out/",
+    ("vault_kg.jobs.launcher", "lock_held"): "a job's lock file under kg-out/ (probed with flock)",
+    ("vault_kg.update.graph_splice", "node_bytes_at"): "kg-out/graph.json",
+    ("vault_kg.update.graph_splice", "write_spliced"): "kg-out/graph.json (mapped, spliced)",
+    ("vault_kg.update.html_page", "read_graph"): "kg-out/graph.json",
     ("vault_kg.jobs.model_worker", "read_state"): "kg-out/llm/state.json",
     ("vault_kg.jobs.model_worker", "_state_lock"): "kg-out/llm/state.lock",
     ("vault_kg.jobs.model_worker", "running"): "kg-out/llm/worker.lock",

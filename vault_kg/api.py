@@ -112,15 +112,17 @@ def update_runs(
     hook: bool = False,
     cfg: Any = None,
     wake_model: bool = True,
+    draw_html: bool | None = None,
 ) -> list[Any]:
     """`update` for the faces, with their options: each scope updated and its jobs woken, the
     engine's `RunResult` of each (`progress`: a bar; `explicit`: `kg build`; `long_lived`: the MCP
     server or the watcher starts the model worker at once; `hook`: the PostToolUse hook leaves the
-    whole-graph work and graph.html to the jobs)."""
+    whole-graph work to the jobs; `draw_html`: graph.html drawn by this run, by default unless
+    `hook` or `long_lived`: the page is drawn when someone looks)."""
     from vault_kg.jobs.scope_update import update_scope
 
     named = [Path(p) for p in paths] if paths else None
-    return [update_scope(s, named, force, long_lived=long_lived, cfg=cfg, defer_communities=hook, progress=progress, explicit=explicit, wake_model=wake_model) for s in scopes]
+    return [update_scope(s, named, force, long_lived=long_lived, cfg=cfg, defer_communities=hook, progress=progress, explicit=explicit, wake_model=wake_model, draw_html=draw_html) for s in scopes]
 
 
 def query(

@@ -724,6 +724,17 @@
     $("lodnote").textContent = LOD ? shownCount.toLocaleString("en") + " of " + N.toLocaleString("en") +
       " nodes shown · click a community to expand" : "";
   }
+  // graph-state.js (beside the page, rewritten with every graph.json) names the current graph:
+  // a page drawn from an earlier one says so, and how to redraw it.
+  function behindNote() {
+    const state = window.kgGraphState;
+    if (!state || D.meta.digest === null || D.meta.digest === undefined || state.digest === D.meta.digest) return "";
+    const command = D.meta.kind === "code" ? "kg html --scope " + D.meta.scope : "kg html";
+    return "The graph changed since this page was drawn (now " + Number(state.nodes).toLocaleString("en") +
+      " nodes, " + Number(state.edges).toLocaleString("en") + " edges). Run `" + command + "` to redraw it.";
+  }
+  const BEHIND = behindNote();
+  if (BEHIND) { $("behind").textContent = BEHIND; $("behind").hidden = false; }
   let toastTimer = 0;
   function toast(text) {
     const t = $("toast"); t.textContent = text; t.style.display = "block";
@@ -770,6 +781,7 @@
   };
   const props = {
     ready: () => firstRenderMs >= 0 && interactiveMs >= 0,
+    behind: () => BEHIND,
     nodes: () => N, edges: () => E, lod: () => LOD,
     shownNodes: () => drawNodes.length,
     drawnEdges: () => plainEdges.length / 4 + bundles.length,

@@ -84,7 +84,7 @@ def _run_scopes(scopes: list[Scope], paths: Optional[list[Path]], force: bool, a
     results = []
     waited: list[dict[str, Any]] = []
     for scope in scopes:
-        [result] = api.update_runs([scope], paths, force, progress=_progress_runner(True), explicit=verb == "built", long_lived=wait, cfg=cfg)
+        [result] = api.update_runs([scope], paths, force, progress=_progress_runner(True), explicit=verb == "built", long_lived=wait, cfg=cfg, draw_html=True)
         results.append(result)
         outcome = result.model_worker
         notice = api.model_notice(scope, result.pending, cfg, always=verb == "built")

@@ -32,6 +32,9 @@ class Resolution:
     derived: list[dict[str, Any]] = field(default_factory=list)
     """Edges that no single source's references produce (a section under its note, a nested
     tag's parent): the engine compares them per owner between runs to find the owners to redo."""
+    lookup: Any = None
+    """What names were looked up in, when the resolver can hand it to the next one-note patch
+    (the vault's note index: `extract.notes.NoteIndex.lookup_tables`); None otherwise."""
 
     def every_edge(self) -> list[dict[str, Any]]:
         """All the edges, wherever they are filed."""

@@ -23,10 +23,12 @@ from vault_kg.core.scopes import Scope
 from vault_kg.jobs.launcher import CHECKOUT, lock_held, one_runs_one_waits, reported, spawn
 from vault_kg.storage.layout import Layout
 
-__all__ = ["QUEUED_GRACE_S", "ROUNDS", "after_run", "install", "launch", "main", "owed", "running", "settle", "snapshot"]
+__all__ = ["QUEUED_GRACE_S", "QUIET_MAX_S", "QUIET_S", "ROUNDS", "after_run", "install", "launch", "main", "owed", "quiet", "running", "settle", "snapshot"]
 
 ROUNDS = 3
 QUEUED_GRACE_S = 60.0  # a job that has not taken its lock this long after launch never will
+QUIET_S = float(os.environ.get("KG_JOB_QUIET_S", "0.5"))  # the job waits this long after the last hook edit
+QUIET_MAX_S = 5.0  # ... but no longer than this, so a steady stream of edits is settled every few seconds
 
 
 def _lock_names(out: Path) -> tuple[Path, Path]:
@@ -52,9 +54,31 @@ def after_run(scope: Scope, result: Any) -> None:
 
 
 def launch(scope: Scope) -> None:
-    """Start a detached job; its output goes to `kg-out/communities.log`."""
-    Layout(scope.out).communities_queued.touch()
-    spawn(["-m", "vault_kg.jobs.clustering", scope.name, scope.kind, str(scope.root), str(scope.out)], log=Layout(scope.out).communities_log, cwd=CHECKOUT)
+    """Start a detached job, unless one waits to start (it will read this edit); its output goes
+    to `kg-out/communities.log`."""
+    layout = Layout(scope.out)
+    layout.last_edit.touch()
+    if lock_held(layout.communities_waiting):
+        return
+    layout.communities_queued.touch()
+    spawn(["-m", "vault_kg.jobs.clustering", scope.name, scope.kind, str(scope.root), str(scope.out)], log=layout.communities_log, cwd=CHECKOUT)
+
+
+def quiet(out: Path, quiet_s: float = QUIET_S, at_most: float = QUIET_MAX_S) -> None:
+    """Wait until no hook edit touched `out` for `quiet_s` seconds (at most `at_most` in all):
+    edits an agent makes back to back are settled once, and meanwhile never wait for the job."""
+    import time
+
+    start = time.monotonic()
+    while True:
+        try:
+            age = time.time() - Layout(out).last_edit.stat().st_mtime
+        except OSError:
+            return
+        left = min(quiet_s - age, at_most - (time.monotonic() - start))
+        if left <= 0:
+            return
+        time.sleep(left)
 
 
 def snapshot(out: Path) -> tuple[str, dict[str, dict[str, Any]], Any, dict[str, float]] | None:
@@ -84,7 +108,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
     """Store the clustering if the cache still holds the graph it was computed on."""
     from vault_kg.storage.cache import ScopeCache
     from vault_kg.update.noop_checks import OWED, owed_owners
-    from vault_kg.update.ranking_policy import BLOB, unpack
+    from vault_kg.update.ranking_policy import BLOB, store, unpack
 
     cache = ScopeCache(Layout(out).cache_db)
     try:
@@ -95,7 +119,7 @@ def install(out: Path, digest: str, ranks: dict[str, float], assignment: dict[st
         if last is None or last[0] != digest or owed_owners(cache):  # an edit a hook stored since
             cache.rollback()
             return False
-        cache.put_blob(BLOB, (digest, ranks, assignment, communities, digest))
+        store(cache, (digest, ranks, assignment, communities, digest))
         cache.set_meta(OWED, {**(cache.get_meta(OWED) or {}), "owners": []})  # the artifacts: written by the short update that follows (`owed.finish_owed`)
         cache.commit()
         return True
@@ -107,15 +131,15 @@ def settle(scope: Scope) -> bool:
     """Finish what the hook deferred, cluster the scope's current graph and write it out; True
     when its ranks, communities and artifacts describe the graph the cache holds."""
     from vault_kg.update import centrality as rank
-    from vault_kg.jobs.html_render import after_run as render_after
     from vault_kg.update.engine import run
     from vault_kg.update.run_state import COMMUNITIES, RunSettings
 
     for _ in range(ROUNDS):
         if owed(scope.out):
-            # ranks of the graph a hook's link patch stored (`deferred_work.finish_owed`); the artifacts wait for the clustering
-            render_after(scope.out, run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES, clustering_next=True)))
-        found = snapshot(scope.out)
+            # what hooks deferred: carried and spliced (`owed_settle`), or ranked in full with the
+            # artifacts waiting for the clustering below (`deferred_work.finish_owed`)
+            run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES, clustering_next=True, html_later=True))
+        found = snapshot(scope.out) if _clustering_waits(scope.out) else None
         if found is None:
             if owed(scope.out):
                 continue  # an edit deferred more meanwhile
@@ -124,11 +148,23 @@ def settle(scope: Scope) -> bool:
         assignment, communities = rank.communities(nodes, table, ranks)
         if not install(scope.out, digest, ranks, assignment, communities):
             continue
-        result = run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES))  # an edit that landed meanwhile is clustered next round
-        render_after(scope.out, result)
+        result = run(scope, paths=[], settings=RunSettings(defer=COMMUNITIES, html_later=True))  # an edit that landed meanwhile is clustered next round
         if result.extra.get("communities") != "deferred" and not owed(scope.out):
             return True
     return False
+
+
+def _clustering_waits(out: Path) -> bool:
+    """Whether the stored communities describe an earlier graph than the ranks (read from the
+    stamps alone; a cache that keeps none is looked at whole by `snapshot`)."""
+    from vault_kg.storage.cache import meta_value
+    from vault_kg.update.ranking_policy import STAMPS
+
+    db = Layout(out).cache_db
+    if not db.is_file():
+        return False
+    found = meta_value(db, STAMPS)
+    return found is None or found[0] != found[1]
 
 
 def owed(out: Path) -> bool:
@@ -147,8 +183,9 @@ def main(argv: list[str]) -> None:
     name, kind, root, out = argv
     scope = Scope(name, kind, Path(root), Path(out))
     lock, waiting = _lock_names(scope.out)
-    with one_runs_one_waits(lock, waiting, tried=Layout(scope.out).communities_queued.unlink) as mine:  # one already waiting sees this graph
+    with one_runs_one_waits(lock, waiting, tried=lambda: Layout(scope.out).communities_queued.unlink(missing_ok=True)) as mine:  # one already waiting sees this graph
         if mine:
+            quiet(scope.out)
             settle(scope)
 
 

@@ -3,11 +3,10 @@
 Large graphs take seconds to lay out, which an update (and the hook behind it) must not wait
 for: the route draws small graphs inline and leaves large ones to this job
 (`python -m vault_kg.jobs.html_render OUT_DIR`), which the caller of the run wakes (`after_run`),
-at low priority. Renders queue on the lock, each reads the newest graph.json, and a render that
+at low priority (a build or `kg update` a person runs; the hooks and the jobs leave graph.html to
+whoever looks next, `vault_kg.update.html_page`). Renders queue on the lock, each reads the newest graph.json, and a render that
 finds one already waiting leaves, so the last one to finish always matches the last graph written
-and a burst of edits renders twice at most. A hook renders in the background whatever the graph's
-size (`vault_kg.update.run_state.RunSettings.html_later`): a page of a few hundred nodes still costs the
-render's imports and layout, most of a hook's time.
+and a burst of updates renders twice at most.
 """
 
 from __future__ import annotations
@@ -36,11 +35,10 @@ def render_now(out: Path) -> bool:
     at once, since the waiting one reads graph.json only when it starts, so it will draw the
     newest graph anyway. A burst of edits costs two renders, not one per edit.
     """
-    from vault_kg.core.store import load_json
-    from vault_kg.update.html_page import draw_locked
+    from vault_kg.update.html_page import draw_locked, read_graph
 
     with one_runs_one_waits(Layout(out).html_lock, Layout(out).html_waiting) as mine:  # the page's lock, held across the read too
-        return mine and draw_locked(out, load_json(Layout(out).graph_json))
+        return mine and draw_locked(out, *read_graph(Layout(out).graph_json))
 
 
 def after_run(out: Path, result: Any) -> None:

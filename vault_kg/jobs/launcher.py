@@ -53,7 +53,26 @@ def spawn(args: list[str], log: Path | None = None, stdin: bytes | None = None, 
 
 
 def lock_held(path: Path) -> bool:
-    """Whether another process holds the lock file `path` (probed without waiting)."""
+    """Whether another process holds the lock file `path` (probed without waiting; a `flock`, which
+    filelock's locks agree with, so a hook asking never imports filelock)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return _filelock_held(path)
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False  # never taken
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases the probe's lock
+    return False
+
+
+def _filelock_held(path: Path) -> bool:  # pragma: no cover - Windows
     from filelock import FileLock, Timeout
 
     probe = FileLock(str(path))

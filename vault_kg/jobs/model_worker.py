@@ -378,14 +378,13 @@ class Worker:
         """Fold the answered notes into the graph: a short incremental update under the scope lock."""
         if not self.batch and not everything:
             return
-        from vault_kg.jobs.html_render import after_run as render_after
         from vault_kg.update.engine import run
+        from vault_kg.update.run_state import RunSettings
 
         self.merging = True
         try:
             paths = None if everything else [self.root / rel for rel in self.batch]
-            result = run(self.scope(), paths=paths, refresh=not everything)
-            render_after(self.out, result)
+            result = run(self.scope(), paths=paths, refresh=not everything, settings=RunSettings(html_later=True))  # the page is drawn when someone looks
             self.log(f"merged {len(self.batch)} note(s): {result.pending} pending, {result.seconds:.2f}s")
             merged, self.batch = set(self.batch), []
             self.last_merge = time.monotonic()

@@ -93,7 +93,7 @@ def handle(payload: dict[str, Any]) -> None:
         root = Path(target["root"])
         try:
             scope = vault_scope(root, cfg=cfg) if target["kind"] == "vault" else project_scope(target["name"], cfg)
-            update_scope(scope, cfg=cfg)
+            update_scope(scope, cfg=cfg, draw_html=False)  # a session start's refresh: the page is drawn when someone looks
         except Exception as exc:
             failures.append(f"{root}: {exc}")
             (_started(root)).unlink(missing_ok=True)  # the next session tries again

@@ -27,6 +27,7 @@ def update_scope(
     progress: Any = None,
     explicit: bool = False,
     wake_model: bool = True,
+    draw_html: bool | None = None,
 ) -> Any:
     """Re-extract what changed in `scope` (or only `paths`), then wake the jobs the run left work for.
 
@@ -36,12 +37,17 @@ def update_scope(
     (the PostToolUse hook) keeps Leiden off the caller's path, and a one-note link patch's ranks
     and artifacts too, and draws graph.html in the background at any size: the jobs do them
     afterwards (`vault_kg.update.run_state.RunSettings`). `explicit` (`kg build`) wakes the model
-    worker even when nothing changed. Returns the engine's RunResult.
+    worker even when nothing changed. `draw_html`: whether this run draws graph.html (a person's
+    build or update); by default neither the hook nor a `long_lived` caller (the MCP server, the
+    watcher) does: the page is drawn when someone looks (`vault_kg.update.html_page`). Returns the
+    engine's RunResult.
     """
     from vault_kg.update.engine import run
     from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH, RunSettings
 
-    settings = RunSettings(defer=WHOLE_GRAPH if scope.kind == "vault" else COMMUNITIES, html_later=True) if defer_communities else RunSettings()
+    later = not draw_html if draw_html is not None else defer_communities or long_lived
+    defer = (WHOLE_GRAPH if scope.kind == "vault" else COMMUNITIES) if defer_communities else ""
+    settings = RunSettings(defer=defer, html_later=later)
     result = run(scope, paths=paths, force=force, progress=progress, settings=settings)
     result.model_worker = wake_jobs(scope, result, cfg, explicit=explicit, hook=not long_lived, wake_model=wake_model)
     return result

@@ -102,21 +102,27 @@ class Kept:
 
 
 class StoredGroups(Mapping[str, bytes]):
-    """Each owner's stored edge group, read from the cache when asked for (`load_kept(lazy=True)`)."""
+    """Each owner's stored edge group, read from the cache when asked for (`load_kept(lazy=True)`):
+    a hook's link patch reads a few; the list of owners is read only if something iterates."""
 
     def __init__(self, con: sqlite3.Connection) -> None:
         self.con = con
-        self.owners = [owner for (owner,) in con.execute("SELECT owner FROM groups")]
-        self.known = set(self.owners)
+        self._owners: list[str] | None = None
 
     def __getitem__(self, owner: str) -> bytes:
-        row = self.con.execute("SELECT data FROM groups WHERE owner=?", (owner,)).fetchone() if owner in self.known else None
+        row = self.con.execute("SELECT data FROM groups WHERE owner=?", (owner,)).fetchone()
         if row is None:
             raise KeyError(owner)
         return row[0]
 
     def __contains__(self, owner: object) -> bool:
-        return owner in self.known
+        return self.con.execute("SELECT 1 FROM groups WHERE owner=?", (owner,)).fetchone() is not None
+
+    @property
+    def owners(self) -> list[str]:
+        if self._owners is None:
+            self._owners = [owner for (owner,) in self.con.execute("SELECT owner FROM groups")]
+        return self._owners
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.owners)
@@ -127,56 +133,61 @@ class StoredGroups(Mapping[str, bytes]):
 
 class NodeRows(MutableMapping[str, dict[str, Any]]):
     """Every node's attributes as the last run wrote them (without rank and community), each row
-    decoded when first read (`load_nodes(lazy=True)`): a hook's link patch reads a few rows, the
-    tag nodes (`of_kind`) and every note's aliases (`note_aliases`), never the rest."""
+    read and decoded when first asked for (`load_nodes(lazy=True)`): a hook's link patch reads a
+    few rows and the tag nodes (`of_kind`), never the rest, and the ids only if it iterates."""
 
     def __init__(self, con: sqlite3.Connection) -> None:
         self.con = con
-        self.kinds: dict[str, str | None] = dict(con.execute("SELECT id, kind FROM nodes"))
         self.rows: dict[str, dict[str, Any]] = {}
+        self.gone: set[str] = set()  # deleted here, still in the table
+        self._stored: dict[str, bool] = {}  # id -> has a row in the table
+
+    def _in_table(self, nid: object) -> bool:
+        if not isinstance(nid, str):
+            return False
+        if nid not in self._stored:
+            self._stored[nid] = self.con.execute("SELECT 1 FROM nodes WHERE id=?", (nid,)).fetchone() is not None
+        return self._stored[nid]
 
     def __getitem__(self, nid: str) -> dict[str, Any]:
         if nid not in self.rows:
-            row = self.con.execute("SELECT data FROM nodes WHERE id=?", (nid,)).fetchone() if nid in self.kinds else None
+            row = None if nid in self.gone else self.con.execute("SELECT data FROM nodes WHERE id=?", (nid,)).fetchone()
             if row is None:
                 raise KeyError(nid)
+            self._stored[nid] = True
             self.rows[nid] = orjson.loads(row[0])
         return self.rows[nid]
 
     def __setitem__(self, nid: str, attrs: dict[str, Any]) -> None:
-        self.kinds[nid] = attrs.get("kind")
+        self.gone.discard(nid)
         self.rows[nid] = attrs
 
     def __delitem__(self, nid: str) -> None:
-        del self.kinds[nid]
+        if nid not in self:
+            raise KeyError(nid)
         self.rows.pop(nid, None)
+        if self._in_table(nid):
+            self.gone.add(nid)
 
     def __contains__(self, nid: object) -> bool:
-        return nid in self.kinds
+        return nid in self.rows or (nid not in self.gone and self._in_table(nid))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self.kinds))
+        stored = [nid for (nid,) in self.con.execute("SELECT id FROM nodes") if nid not in self.gone]
+        return iter(stored + [nid for nid in self.rows if not self._in_table(nid)])
 
     def __len__(self) -> int:
-        return len(self.kinds)
+        """Asked of the table as it is now (the caller may have written these rows since)."""
+        row = lambda nid: self.con.execute("SELECT 1 FROM nodes WHERE id=?", (nid,)).fetchone() is not None  # noqa: E731
+        stored = self.con.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        return stored - sum(1 for nid in self.gone if row(nid)) + sum(1 for nid in self.rows if not row(nid))
 
     def of_kind(self, kind: str) -> dict[str, dict[str, Any]]:
-        return {nid: self[nid] for nid, k in list(self.kinds.items()) if k == kind}
-
-    def note_aliases(self) -> Iterator[tuple[str, str, list[str]]]:
-        """(node id, source, aliases) of every note and attachment node as stored (what a link can
-        land on), read by SQLite without decoding the rows."""
-        seen = set()
-        for nid, source, aliases in self.con.execute("SELECT id, source, json_extract(data, '$.aliases') FROM nodes WHERE kind IN ('note', 'attachment')"):
-            seen.add(nid)
-            if nid in self.rows:
-                attrs = self.rows[nid]
-                yield nid, attrs.get("source"), attrs.get("aliases") or []
-            elif nid in self.kinds:
-                yield nid, source, orjson.loads(aliases) if aliases else []
-        for nid, attrs in list(self.rows.items()):
-            if nid not in seen and attrs.get("kind") in ("note", "attachment"):
-                yield nid, attrs.get("source"), attrs.get("aliases") or []
+        found = {nid: orjson.loads(data) for nid, data in self.con.execute("SELECT id, data FROM nodes WHERE kind=?", (kind,)) if nid not in self.gone}
+        for nid, attrs in found.items():
+            self._stored[nid] = True
+            self.rows.setdefault(nid, attrs)
+        return {nid: attrs for nid, attrs in {**found, **self.rows}.items() if nid in self.rows and self.rows[nid].get("kind") == kind}
 
 
 def nodes_of_kind(nodes: Mapping[str, dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
@@ -625,6 +636,18 @@ class ScopeCache:
     def put_blob(self, key: str, value: Any) -> None:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (key, marshal.dumps(value)))
 
+    def raw_blob(self, key: str) -> bytes | None:
+        """A blob as stored (the edge table is stored as its own bytes, not marshalled)."""
+        row = self.con.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def groups_of(self, owners: Iterable[str]) -> dict[str, bytes]:
+        """These owners' stored edge groups (an owner without one is left out)."""
+        return {owner: data for owner in owners for (data,) in self.con.execute("SELECT data FROM groups WHERE owner=?", (owner,))}
+
+    def drop_blob(self, key: str) -> None:
+        self.con.execute("DELETE FROM blobs WHERE key=?", (key,))
+
     def put_table(self, table: Any) -> None:
         self.con.execute("INSERT OR REPLACE INTO blobs VALUES ('table', ?)", (table.to_bytes(),))
 
@@ -655,9 +678,11 @@ class ScopeCache:
                     yield (nid, attrs.get("kind"), str(attrs.get("label", "")).lower(), attrs.get("source"), attrs.get("status"), None, None, data.decode(), digest)
 
         self.con.executemany("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?,?,?,?,?)", node_rows())
-        old_owners = dict(self.con.execute("SELECT owner, h FROM owner_hash"))
         if candidates is None:
+            old_owners = dict(self.con.execute("SELECT owner, h FROM owner_hash"))
             candidates = set(old_owners) | set(encoded)
+        else:  # a few owners: their hashes only
+            old_owners = {owner: h for owner in sorted(candidates) for (h,) in self.con.execute("SELECT h FROM owner_hash WHERE owner=?", (owner,))}
         hashes = []
         gone = []
         for owner in sorted(candidates):
@@ -737,6 +762,47 @@ class ScopeCache:
             if old.get(nid) != now:
                 rows.append((*now, nid))
         self.con.executemany("UPDATE nodes SET rank=?, community=? WHERE id=?", rows)
+
+    # what an incremental settle reads instead of every node row (`vault_kg.update.owed_settle`) ---
+    def node_rows(self, ids: Iterable[str]) -> dict[str, tuple[dict[str, Any], float | None, int | None]]:
+        """These nodes' rows that exist: attributes (without rank and community), rank, community."""
+        found: dict[str, tuple[dict[str, Any], float | None, int | None]] = {}
+        wanted = sorted(set(ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.con.execute(f"SELECT id, data, rank, community FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((nid, (orjson.loads(data), rank, community)) for nid, data, rank, community in rows)
+        return found
+
+    def node_columns(self, ids: Iterable[str]) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """Kind, status and source of these nodes that exist (what ranking reads of a node), rows undecoded."""
+        found: dict[str, tuple[str | None, str | None, str | None]] = {}
+        wanted = sorted(set(ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.con.execute(f"SELECT id, kind, status, source FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((nid, (kind, status, source)) for nid, kind, status, source in rows)
+        return found
+
+    def node_tallies(self) -> tuple[dict[str, int], dict[str, int]]:
+        """How many nodes of each kind and of each status (graph.json's counts), counted by SQLite."""
+        kinds = {str(kind): n for kind, n in self.con.execute("SELECT kind, count(*) FROM nodes GROUP BY kind")}
+        statuses = {status: n for status, n in self.con.execute("SELECT status, count(*) FROM nodes GROUP BY status") if status is not None}
+        return kinds, statuses
+
+    def report_rows(self, limit: int) -> dict[str, Any]:
+        """What GRAPH_REPORT.md and brief.json list besides god nodes and communities, by SQL: the
+        `limit` dangling targets with most referrers (then by id), the quarantined nodes, the first
+        `limit` stale ones by id, the first `limit` notes whose frontmatter was ignored (and their count), and the convention notes' rows (the caller filters)."""
+        rows = lambda sql, *args: [(nid, orjson.loads(data)) for nid, data in self.con.execute(sql, args)]  # noqa: E731
+        return {
+            "unresolved": rows("SELECT id, data FROM nodes WHERE kind='unresolved' ORDER BY coalesce(json_array_length(data, '$.referrers'), 0) DESC, id LIMIT ?", limit),
+            "quarantined": rows("SELECT id, data FROM nodes WHERE status='quarantined' ORDER BY id"),
+            "stale": rows("SELECT id, data FROM nodes WHERE status='stale' ORDER BY id LIMIT ?", limit),
+            "ignored": rows("SELECT id, data FROM nodes WHERE json_extract(data, '$.frontmatter_error') IS NOT NULL ORDER BY id LIMIT ?", limit),
+            "ignored_count": self.con.execute("SELECT count(*) FROM nodes WHERE json_extract(data, '$.frontmatter_error') IS NOT NULL").fetchone()[0],
+            "conventions": rows("SELECT id, data FROM nodes WHERE kind='note' AND instr(data, '\"convention/') > 0 ORDER BY id"),
+        }
 
 
 def _node_data(attrs: dict[str, Any]) -> tuple[bytes, str]:

@@ -40,6 +40,11 @@ class Layout:
         return self.out / "graph.html"
 
     @property
+    def graph_state(self) -> Path:
+        """`graph-state.js`: which graph.json is current; graph.html loads it to tell when it is behind."""
+        return self.out / "graph-state.js"
+
+    @property
     def cache(self) -> Path:
         return self.out / "cache"
 
@@ -84,6 +89,12 @@ class Layout:
     @property
     def communities_queued(self) -> Path:
         return self.out / ".communities.queued"
+
+    @property
+    def last_edit(self) -> Path:
+        """Touched by every hook edit that leaves work to the background job, which waits for a
+        quiet moment after it (a burst of edits is settled once)."""
+        return self.out / ".last-edit"
 
     @property
     def communities_log(self) -> Path:

@@ -14,7 +14,10 @@ from vault_kg.storage.cache import Kept, ScopeCache
 from vault_kg.update import centrality as rank
 from vault_kg.update.run_result import RunResult
 
-__all__ = ["assemble_nodes", "dirty_owners", "finalize_edges", "finalize_groups", "raw_edges", "resolve_references"]
+__all__ = ["LOOKUP_BLOB", "assemble_nodes", "dirty_owners", "finalize_edges", "finalize_groups", "raw_edges", "resolve_references"]
+
+
+LOOKUP_BLOB = "note_index"  # the note index the last whole resolution looked links up in
 
 
 def resolve_references(
@@ -26,6 +29,8 @@ def resolve_references(
         return adapter.resolve(extractions), None
     resolution, recomputed = incremental(extractions, previous, per_source)
     cache.put_resolutions((rel, value) for rel, value in recomputed.items() if rel in extractions)
+    if resolution.lookup is not None:  # for the next one-note link patch (`link_patch`)
+        cache.put_blob(LOOKUP_BLOB, resolution.lookup)
     return resolution, set(recomputed)
 
 

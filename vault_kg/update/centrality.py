@@ -22,7 +22,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import orjson
 
@@ -49,9 +49,11 @@ __all__ = [
     "god_nodes",
     "is_test_path",
     "leiden",
+    "member_pairs",
     "owners_of_rows_to",
     "pagerank",
     "patched",
+    "power_iteration",
     "ranking_digest",
     "with_table",
 ]
@@ -261,7 +263,7 @@ def owners_of_rows_to(table: EdgeTable, gone: set[str]) -> set[str]:
     return {table.owners[o] for o in np.unique(table.owner[rows]).tolist()}
 
 
-def patched(old: EdgeTable, nodes: dict[str, dict[str, Any]], owners: list[str], fresh: dict[str, list[dict[str, Any]]]) -> EdgeTable | None:
+def patched(old: EdgeTable, nodes: Mapping[str, Any], owners: list[str], fresh: dict[str, list[dict[str, Any]]]) -> EdgeTable | None:
     """`old` with the rows of every owner in `fresh` replaced (and of owners no longer in
     `owners` dropped), over the new node ids; equal to `edge_table` of the whole graph.
 
@@ -297,18 +299,38 @@ def patched(old: EdgeTable, nodes: dict[str, dict[str, Any]], owners: list[str],
     )
 
 
-def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 0.85) -> dict[str, float]:
+def pagerank(nodes: Mapping[str, dict[str, Any]], table: EdgeTable, alpha: float = 0.85, raw: dict[str, Any] | None = None) -> dict[str, float]:
     """Weighted, personalized PageRank by power iteration (numpy only), scaled to max 1.
 
-    Only live, rankable nodes take part: stale and superseded knowledge is never crowned.
-    """
+    Only live, rankable nodes take part: stale and superseded knowledge is never crowned. `raw`,
+    when given, receives the unscaled vector over `table.ids` (`raw["vector"]`, 0 for nodes that
+    take no part), which an incremental ranking warm-starts from (`vault_kg.update.rank_state`)."""
     import numpy as np
 
     rankable = np.array(
         [nodes[nid].get("kind") in RANK_KINDS and nodes[nid].get("status") not in (m.QUARANTINED, m.SUPERSEDED, m.STALE) and not is_episodic(nodes[nid]) for nid in table.ids], dtype=bool
     )
     if not rankable.any():
+        if raw is not None:
+            raw["vector"] = np.zeros(len(table.ids))
         return {}
+    positions = np.flatnonzero(rankable)
+    teleport = np.array([0.1 if is_test_path(nodes[table.ids[p]].get("source", "")) else 1.0 for p in positions])
+    rank = power_iteration(table, rankable, teleport, alpha)
+    if raw is not None:
+        raw["vector"] = np.zeros(len(table.ids))
+        raw["vector"][positions] = rank
+    top = rank.max() or 1.0
+    scaled = np.round(rank / top, 6)
+    return {table.ids[p]: float(scaled[i]) for i, p in enumerate(positions)}
+
+
+def power_iteration(table: EdgeTable, rankable: np.ndarray, teleport: np.ndarray, alpha: float = 0.85, start: np.ndarray | None = None) -> np.ndarray:
+    """The PageRank vector over the rankable positions (`teleport`: their unnormalized teleport
+    weights), from the uniform vector or from `start` (a vector over the same positions: a warm
+    start converges in fewer passes, to the same fixed point within the stopping tolerance)."""
+    import numpy as np
+
     keep = table.meaning & rankable[table.src] & rankable[table.dst] & (table.src != table.dst)
     positions = np.flatnonzero(rankable)
     remap = np.full(len(table.ids), -1, dtype=np.int64)
@@ -318,9 +340,8 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
     out = np.bincount(src, weights=w, minlength=n)
     share = w / np.where(out[src] > 0, out[src], 1.0)
     dangling = out == 0
-    teleport = np.array([0.1 if is_test_path(nodes[table.ids[p]].get("source", "")) else 1.0 for p in positions])
-    teleport /= teleport.sum()
-    rank = np.full(n, 1.0 / n)
+    teleport = teleport / teleport.sum()
+    rank = np.full(n, 1.0 / n) if start is None else start / (start.sum() or 1.0)
     for _ in range(100):
         flow = np.bincount(dst, weights=rank[src] * share, minlength=n)
         new = alpha * (flow + rank[dangling].sum() * teleport) + (1 - alpha) * teleport
@@ -328,9 +349,7 @@ def pagerank(nodes: dict[str, dict[str, Any]], table: EdgeTable, alpha: float = 
         rank = new
         if done:
             break
-    top = rank.max() or 1.0
-    scaled = np.round(rank / top, 6)
-    return {table.ids[p]: float(scaled[i]) for i, p in enumerate(positions)}
+    return rank
 
 
 def ranking_digest(nodes: dict[str, dict[str, Any]], table: EdgeTable) -> str:
@@ -373,15 +392,7 @@ def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[
     n = len(positions)
     if not n:
         return {}, []
-    remap = np.full(len(table.ids), -1, dtype=np.int64)
-    remap[positions] = np.arange(n)
-    keep = member[table.src] & member[table.dst] & (table.src != table.dst)
-    a, b = remap[table.src[keep]], remap[table.dst[keep]]
-    w = table.weight[keep] * np.where(table.hub[keep], 0.3, 1.0)
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    keys, inverse = np.unique(lo * n + hi, return_inverse=True)
-    weights = np.bincount(inverse, weights=w)
-    pairs = np.column_stack((keys // n, keys % n))
+    pairs, weights = member_pairs(table, member)
     member_ids = [table.ids[p] for p in positions]
     groups: dict[int, list[str]] = {}
     if previous is None:
@@ -411,6 +422,25 @@ def communities(nodes: dict[str, dict[str, Any]], table: EdgeTable, ranks: dict[
         cohesion = round(float(internal[cid] / total[cid]), 3) if total[cid] else 1.0
         table_rows.append({"id": cid, "name": " · ".join(str(x) for x in named), "size": len(members), "members_top": top, "cohesion": cohesion})
     return assignment, table_rows
+
+
+def member_pairs(table: EdgeTable, member: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The undirected weighted graph communities are found on: pairs of member positions (indexes
+    among `member`'s true entries, smaller first, each pair once) and their summed weights (tags
+    count 0.3; self-loops left out)."""
+    import numpy as np
+
+    positions = np.flatnonzero(member)
+    n = len(positions)
+    remap = np.full(len(table.ids), -1, dtype=np.int64)
+    remap[positions] = np.arange(n)
+    keep = member[table.src] & member[table.dst] & (table.src != table.dst)
+    a, b = remap[table.src[keep]], remap[table.dst[keep]]
+    w = table.weight[keep] * np.where(table.hub[keep], 0.3, 1.0)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    keys, inverse = np.unique(lo * n + hi, return_inverse=True)
+    weights = np.bincount(inverse, weights=w)
+    return np.column_stack((keys // n, keys % n)), weights
 
 
 def leiden(n: int, pairs: np.ndarray, weights: np.ndarray) -> list[int]:

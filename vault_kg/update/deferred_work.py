@@ -31,7 +31,7 @@ from vault_kg.update.noop_checks import OWED, deps_changed, owed_owners, record_
 from vault_kg.update.run_state import Run
 from vault_kg.update.stages import rank_nodes, write_artifacts
 
-__all__ = ["defer", "finish_owed", "record"]
+__all__ = ["defer", "finish_owed", "owe", "record"]
 
 
 def defer(run: Run, groups: dict[str, list[dict[str, Any]]], encoded: dict[str, bytes], more_edges: int, last: dict[str, Any]) -> None:
@@ -45,14 +45,22 @@ def defer(run: Run, groups: dict[str, list[dict[str, Any]]], encoded: dict[str, 
     kept_ranks = cache.ranks_of(changed)
     cache.sync_graph(nodes, groups, encoded, set(groups), set(changed))
     cache.put_ranks({nid: kept_ranks.get(nid, (0.0, None)) for nid in changed if nid in nodes})
-    before = cache.get_meta(OWED) or {"owners": []}
-    edges = before.get("edges", last["counts"]["edges"]) + more_edges
-    cache.set_meta(OWED, {"owners": sorted({*before["owners"], *groups}), "edges": edges})
-    cache.set_meta("retry", True)
+    edges = owe(cache, list(groups), changed, more_edges, last)
     result.extra["whole_graph"] = "deferred"
     result.quarantined = [tuple(q) for q in last.get("quarantined", [])]
     result.nodes, result.edges, result.pending = len(nodes), edges, last["counts"].get("pending", 0)
     run.done = True
+
+
+def owe(cache: Any, owners: list[str], nodes: list[str], more_edges: int, last: dict[str, Any]) -> int:
+    """Add to what is owed: these owners' rows in the edge table, these nodes' bytes in graph.json
+    (their rows changed), `more_edges` edges; ask every later update to look (`retry`). The edge
+    count the query tables now hold."""
+    before = cache.get_meta(OWED) or {"owners": []}
+    edges = before.get("edges", last["counts"]["edges"]) + more_edges
+    cache.set_meta(OWED, {"owners": sorted({*before["owners"], *owners}), "edges": edges, "nodes": sorted({*before.get("nodes", []), *nodes})})
+    cache.set_meta("retry", True)
+    return int(edges)
 
 
 def finish_owed(run: Run) -> None:
@@ -66,6 +74,10 @@ def finish_owed(run: Run) -> None:
     if run.request.settings.defers_whole_graph:  # a hook with nothing to read: the job that deferred the work does it
         fill_counts(result, cache)
         run.done = True
+        return
+    from vault_kg.update.owed_settle import settle_carried  # here: a hook never settles
+
+    if run.scope.kind == "vault" and settle_carried(run, cache.get_meta(OWED)):
         return
     kept = with_table(cache.load_kept())
     if kept is None or kept.touched:

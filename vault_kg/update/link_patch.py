@@ -8,8 +8,8 @@ starts from what the last run left in the cache instead:
 
 - the assembled nodes (the `nodes` table: every node as the last run wrote it, passes included);
 - the kept edge groups and the rank's edge table (`cache.load_kept`, as every update uses them);
-- the note index the links resolve against, rebuilt from the note nodes' paths and aliases
-  (the keys `NoteIndex` reads from every extraction).
+- the note index the links resolve against, as the last whole resolution left it (the cache's
+  `note_index` blob, kept current by this patch when a note's aliases change).
 
 It applies when the note's meta is as it was but for its tags and aliases (so the passes' inputs
 are unchanged: the anchors pass reads frontmatter and labels, the model pass titles and statuses,
@@ -41,8 +41,7 @@ from vault_kg.core import model as m
 from vault_kg.update.centrality import with_table
 from vault_kg.update.edge_groups import OwnerGroups
 from vault_kg.update import deferred_work as owed
-from vault_kg.storage.cache import NodeRows
-from vault_kg.update.assembly import finalize_edges
+from vault_kg.update.assembly import LOOKUP_BLOB, finalize_edges
 from vault_kg.update.run_state import Run
 from vault_kg.update.stages import rank_nodes, update_search_index, write_artifacts
 from vault_kg.update.alias_patch import ALIAS_META, alias_readers
@@ -53,7 +52,7 @@ __all__ = ["DERIVED_RELATIONS", "FREE_META", "NOTE_PATCHABLE", "PATCHABLE", "Pat
 DERIVED_RELATIONS = (m.HAS_SECTION, m.TAG_PARENT)  # what vault resolution derives (never an extraction's or a link's)
 PATCHABLE = ("end_line", "summary")  # the note node's attributes the whole route would take from the new extraction, unchecked
 NOTE_PATCHABLE = (*PATCHABLE, "tags", "aliases")  # ... and the tags (`tag_patch` follows their nodes) and aliases (`alias_readers`)
-FREE_META = ("size", "summary")
+FREE_META = ("size", "summary", "fm_digest", "fm_title")
 
 
 def patch_link_edit(run: Run, rel: str, st: os.stat_result, old: m.Extraction | None, new: m.Extraction) -> bool:
@@ -116,14 +115,17 @@ def _resolved_again(run: Run, rel: str, old: m.Extraction, new: m.Extraction, no
     change reaches further (see the module docstring)."""
     from extract.notes import NoteIndex, link_source
 
-    aliases = dict(_notes_and_aliases(nodes))
-    if len(aliases) != (last.get("counts") or {}).get("sources") or rel not in aliases:
+    tables = run.cache.get_blob(LOOKUP_BLOB)  # the note index of the last whole resolution, kept current
+    if tables is None or len(tables[0]) != (last.get("counts") or {}).get("sources") or tables[0].get(NoteIndex.path_key(rel)) != rel:
         return None
-    aliases[rel] = new.hot("aliases", [])
-    index = NoteIndex(_Extractions(run), aliases)
-    readers = alias_readers(run.cache, rel, old.hot("aliases", []), aliases[rel], index, nodes, last)
+    index = NoteIndex.from_tables(tables, _Extractions(run))
+    before, after = old.hot("aliases", []), new.hot("aliases", [])
+    index.set_aliases(rel, before, after)
+    readers = alias_readers(run.cache, rel, before, after, index, nodes, last)
     if readers is None:
         return None
+    if before != after:
+        run.state["note_index"] = index.lookup_tables()  # stored with the edit (`_commit`)
     patch = Patch()
     for note in [rel, *readers]:
         source = new if note == rel else run.cache.load_extraction(note)
@@ -211,17 +213,6 @@ def _groups(patch: Patch, kept: dict[str, bytes], nodes: dict[str, dict[str, Any
     return groups
 
 
-def _notes_and_aliases(nodes: Mapping[str, dict[str, Any]]) -> Iterator[tuple[str, list[str]]]:
-    """Each note's (and attachment's) path and aliases, from its node (what `NoteIndex` reads from its extraction)."""
-    if isinstance(nodes, NodeRows):
-        found: Iterator[tuple[str, Any, list[str]]] = nodes.note_aliases()
-    else:
-        found = ((nid, attrs.get("source"), attrs.get("aliases") or []) for nid, attrs in nodes.items() if attrs.get("kind") in (m.NOTE, m.ATTACHMENT))
-    for nid, source, aliases in found:
-        if source and nid in (m.note_id(source), m.attachment_id(source)):
-            yield source, aliases
-
-
 class _Extractions(Mapping[str, m.Extraction]):
     """Cached extractions, read one by one: the index asks only for the headings of the notes
     that a `[[Note#Heading]]` link of the edited note names."""
@@ -257,6 +248,8 @@ def _commit(
     more_edges = sum(len(edges) - (len(orjson.loads(kept.groups[owner])) if owner in kept.groups else 0) for owner, edges in groups.items())
     cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
     cache.put_resolutions(sorted(patch.resolved.items()))
+    if "note_index" in run.state:
+        cache.put_blob(LOOKUP_BLOB, run.state["note_index"])
     encoded = {owner: encode_group(edges) for owner, edges in groups.items() if edges}
     cache.put_groups(encoded, clear=False, gone=[owner for owner, edges in groups.items() if not edges])
     cache.set_meta("retry", False)  # as `post_assembly` leaves it; ranking asks again while clustering is deferred

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["MetaStore", "OWED", "SWEPT", "artifacts_current", "deps_changed", "owed_owners", "pass_modules", "record_artifacts"]
 
 OWED = "owed"  # meta while ranks and artifacts lag the query tables (`vault_kg.update.deferred_work`): {"owners": [...], "edges": count}; None once done
-SWEPT = (("out", ("graph.json", "GRAPH_REPORT.md", "brief.json", ".gitignore")), ("cache", ("anchors.json",)))  # temp files a killed run leaves
+SWEPT = (("out", ("graph.json", "GRAPH_REPORT.md", "brief.json", "graph-state.js", ".gitignore")), ("cache", ("anchors.json",)))  # temp files a killed run leaves
 
 
 class MetaStore(Protocol):

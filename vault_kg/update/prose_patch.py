@@ -28,18 +28,13 @@ test's `paths` and `hook` modes, which compare with a from-scratch build after e
 from __future__ import annotations
 
 import hashlib
-import mmap
-import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-import orjson
-
+from graph_out.graph_json import encode_node
 from vault_kg.core import model as m
-from vault_kg.core import store
 from vault_kg.core.safe_read import read_regular
-from vault_kg.update.noop_checks import deps_changed, owed_owners, record_artifacts
+from vault_kg.update.noop_checks import deps_changed, owed_owners
 from vault_kg.update.run_result import fill_counts
 from vault_kg.update.run_state import Run
 from vault_kg.update.stages import update_search_index
@@ -47,7 +42,7 @@ from vault_kg.update.stages import update_search_index
 __all__ = ["FREE_META", "NodePatch", "PATCHABLE", "SHOWN", "patch_prose_edit"]
 
 PATCHABLE = ("end_line", "summary")  # node attributes only the node's own row, its search text and graph.json read
-FREE_META = ("size", "summary")  # extraction meta no other stage reads
+FREE_META = ("size", "summary", "fm_digest", "fm_title")  # extraction meta no other stage reads (the frontmatter's digest: its fields are compared)
 SHOWN = ("summary",)  # ... except that brief.json and the report show these of god nodes and conventions
 
 
@@ -62,30 +57,68 @@ def patch_prose_edit(run: Run) -> None:
     except OSError:
         return  # the whole route says what is wrong with it
     digest = hashlib.sha256(data).hexdigest()
-    pending = not run.nothing_changed()  # a deferred clustering waits: only the link patch may run
-    if pending and run.stats.get(rel)[2] == digest:
+    hook = run.request.settings.defers_whole_graph
+    blocked = not run.nothing_changed() and not (hook and _owed_only(run))  # a deferred clustering waits: only the link patch may run
+    if blocked and run.stats.get(rel)[2] == digest:
         return
     if run.stats.get(rel)[2] == digest:  # touched, same bytes: what the whole route concludes too
         run.cache.touch_source(rel, st.st_size, st.st_mtime_ns)
         _finish(run, [])
         return
     old = run.cache.load_extraction(rel)
-    new = run.adapter.extract(rel, data)
+    new = run.adapter.extract(rel, data, previous=old)  # type: ignore[call-arg]  (a vault's: an unchanged frontmatter is not parsed again)
     for p in run.passes:
         new = p.annotate(run, rel, data, new)
-    patch = None if pending else _node_patch(run, rel, old, new)
+    patch = None if blocked else _node_patch(run, rel, old, new)
     if patch is None:
         from vault_kg.update.link_patch import patch_link_edit
 
         patch_link_edit(run, rel, st, old, new)  # more than prose: a link edit, patched, or the whole route
         return
-    with _patched_graph_json(run, patch) as graph:
-        if graph is None:
-            return
-        run.cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
-        run.cache.put_node_attrs(patch.nid, patch.after)
-        _finish(run, [rel])
-        _record_note(run, new, graph, changed=patch.before != patch.after)
+    if hook:
+        _defer(run, rel, st, new, patch)
+        return
+    from vault_kg.update import graph_splice  # here: a hook leaves graph.json to its job
+
+    placed = {"rank": patch.rank or 0.0} | ({} if patch.community is None else {"community": patch.community})
+    pieces = graph_splice.pieces_of(run.cache, run.layout)
+    if pieces is None or graph_splice.node_bytes_at(run.layout, pieces, patch.nid) != encode_node(patch.nid, {**patch.before, **placed}):
+        return  # graph.json is not the one the cache describes: the whole route writes it
+    run.cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
+    run.cache.put_node_attrs(patch.nid, patch.after)
+    _finish(run, [rel])
+    if patch.before != patch.after:
+        run.result.graph_digest = graph_splice.write_spliced(run.cache, run.layout, pieces, {}, {patch.nid: encode_node(patch.nid, {**patch.after, **placed})}, None)
+        run.result.written.append(str(run.layout.graph_json))
+    _record_note(run, new)
+
+
+def _defer(run: Run, rel: str, st: Any, new: m.Extraction, patch: "NodePatch") -> None:
+    """A hook's prose edit: the note's rows now, its bytes in graph.json owed to the background
+    job (`deferred_work.owe`), which writes graph.json once for a burst of edits."""
+    from vault_kg.update.deferred_work import owe
+
+    run.cache.put_source(rel, st.st_size, st.st_mtime_ns, new.hash, new)
+    run.cache.put_node_attrs(patch.nid, patch.after)
+    _finish(run, [rel])
+    if patch.before != patch.after:
+        owe(run.cache, [], [patch.nid], 0, run.cache.get_meta("graph", {}) or {})
+        run.result.extra["whole_graph"] = "deferred"
+    run.result.extra["ranking"] = "reused"
+    update_search_index(run.cache, run.adapter, {rel: new}, [rel], [], False)
+    issues = (run.cache.get_meta("graph", {}) or {}).get("anchor_issues", [])
+    run.result.warnings.extend(i["message"] for i in issues if i.get("source") == rel)
+    run.result.warnings.extend(new.warnings)
+
+
+def _owed_only(run: Run) -> bool:
+    """Whether what waits is only what hooks owe the background job (not a deferred clustering)."""
+    from vault_kg.update.ranking_policy import stamps
+
+    if owed_owners(run.cache) is None or not _clustering_pending(run):
+        return False
+    last = stamps(run.cache)
+    return last is None or last[0] == last[1]
 
 
 def _candidate(run: Run) -> str | None:
@@ -118,14 +151,14 @@ def _clustering_pending(run: Run) -> bool:
     (`ranking`), or a link patch's ranks and artifacts (`owed`). The link patch ranks again as the
     whole route would (or defers again), the prose patch (which keeps the last ranks and
     communities) may not run. No pass asks for another run today (`retry`)."""
-    from vault_kg.update.ranking_policy import BLOB, unpack
+    from vault_kg.update.ranking_policy import stamps
 
     if not run.artifacts_ok or run.rebuild_all or not run.cache.get_meta("retry", False) or deps_changed(run.cache.get_meta("deps", {}) or {}):
         return False
     if owed_owners(run.cache) is not None:
         return True
-    last = unpack(run.cache.get_blob(BLOB))
-    return last is not None and last[0] != last[4]
+    last = stamps(run.cache)
+    return last is not None and last[0] != last[1]
 
 
 @dataclass
@@ -172,34 +205,6 @@ def _without(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in keys}
 
 
-@contextmanager
-def _patched_graph_json(run: Run, patch: NodePatch) -> Iterator[list[Any] | None]:
-    """graph.json with the node's bytes replaced, as parts (the unchanged head and tail are views
-    of the mapped file, never copied), or None when those bytes are not found exactly once."""
-    from graph_out.graph_json import JSON_OPTIONS
-
-    placed = {"rank": patch.rank} | ({} if patch.community is None else {"community": patch.community})
-    before = orjson.dumps({"id": patch.nid, **patch.before, **placed}, option=JSON_OPTIONS)
-    after = orjson.dumps({"id": patch.nid, **patch.after, **placed}, option=JSON_OPTIONS)
-    try:
-        with run.layout.graph_json.open("rb") as handle:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):  # gone, unreadable, or empty
-        yield None
-        return
-    view = memoryview(mapped)
-    at = mapped.find(before)
-    parts = [view[:at], after, view[at + len(before) :]] if at >= 0 and mapped.find(before, at + 1) < 0 else None
-    try:
-        yield parts
-    finally:
-        for part in parts or ():
-            if isinstance(part, memoryview):
-                part.release()
-        view.release()
-        mapped.close()
-
-
 def _finish(run: Run, extracted: list[str]) -> None:
     """The run's result as `record` leaves it, from the counts the last run recorded."""
     fill_counts(run.result, run.cache)
@@ -207,10 +212,10 @@ def _finish(run: Run, extracted: list[str]) -> None:
     run.done = True
 
 
-def _record_note(run: Run, new: m.Extraction, graph: list[Any], changed: bool) -> None:
-    """What `write_artifacts` and `record` do for this edit: graph.json and its recorded stat,
-    the note's search text, its warnings, a graph.html render."""
-    from vault_kg.update.html_page import html_mode
+def _record_note(run: Run, new: m.Extraction) -> None:
+    """What `write_artifacts` and `record` do for this edit: graph.json's recorded stat, the
+    note's search text, its warnings, graph-state.js, a graph.html render."""
+    from vault_kg.update.html_page import BACKGROUND, html_mode, write_state
 
     result, layout, cache, rel = run.result, run.layout, run.cache, new.source
     result.extra["ranking"] = "reused"
@@ -218,15 +223,10 @@ def _record_note(run: Run, new: m.Extraction, graph: list[Any], changed: bool) -
     issues = (cache.get_meta("graph", {}) or {}).get("anchor_issues", [])
     result.warnings.extend(i["message"] for i in issues if i.get("source") == rel)
     result.warnings.extend(new.warnings)
-    if changed:
-        store.atomic_write(layout.graph_json, graph)
-        result.written.append(str(layout.graph_json))
-    digest = 0
-    for part in graph:
-        digest = zlib.crc32(part, digest)
-    result.graph_digest = digest
-    record_artifacts(layout, cache, result.graph_digest)
-    if html_mode(result.nodes, run.request.settings.html_later) == "background":
-        from vault_kg.update.html_page import BACKGROUND
-
+    mode = html_mode(result.nodes, run.request.settings.html_later)
+    if not result.written:
+        return
+    if mode != "off":
+        write_state(layout.out, result.graph_digest, {"nodes": result.nodes, "edges": result.edges})
+    if mode == "background":
         result.extra["html"] = BACKGROUND  # the caller wakes the render

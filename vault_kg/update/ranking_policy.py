@@ -27,9 +27,10 @@ from typing import Any
 from vault_kg.update import centrality as rank
 from vault_kg.update.run_state import COMMUNITIES, WHOLE_GRAPH
 
-__all__ = ["BLOB", "rank_graph", "unpack"]
+__all__ = ["BLOB", "STAMPS", "rank_graph", "stamps", "store", "unpack"]
 
 BLOB = "ranking"  # (digest, ranks, assignment, communities, digest the communities describe)
+STAMPS = "ranking_stamps"  # meta: [digest, digest the communities describe] of the stored answer
 
 
 def unpack(last: Any) -> tuple[str, dict[str, float], dict[str, int], list[dict[str, Any]], str] | None:
@@ -40,14 +41,32 @@ def unpack(last: Any) -> tuple[str, dict[str, float], dict[str, int], list[dict[
     return digest, ranks, assignment, table, (last[4] if len(last) > 4 else digest)
 
 
+def store(cache: Any, answer: tuple[str, dict[str, float], dict[str, int], list[dict[str, Any]], str]) -> None:
+    """Keep the answer, and its two stamps apart (`stamps`: what a hook asks, without the rest)."""
+    cache.put_blob(BLOB, answer)
+    cache.set_meta(STAMPS, [answer[0], answer[4]])
+
+
+def stamps(cache: Any) -> tuple[str, str] | None:
+    """(digest of the graph ranked, digest of the graph the communities describe) of the stored
+    answer, read without its ranks and communities (a hook asks whether the clustering waits)."""
+    found = cache.get_meta(STAMPS)
+    if found is not None:
+        return found[0], found[1]
+    last = unpack(cache.get_blob(BLOB))  # a cache written before the stamps were kept apart
+    return None if last is None else (last[0], last[4])
+
+
 def rank_graph(
     cache: Any,
     nodes: dict[str, dict[str, Any]],
     table: rank.EdgeTable,
     result: Any,
     defer: str = "",
+    raw: dict[str, Any] | None = None,
 ) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
-    """Ranks, node → community, and the community table for this run's graph (see above); `defer`: `RunSettings.defer`."""
+    """Ranks, node → community, and the community table for this run's graph (see above); `defer`:
+    `RunSettings.defer`; `raw` receives the unscaled PageRank vector when it is computed."""
     digest = rank.ranking_digest(nodes, table)
     last = unpack(cache.get_blob(BLOB))
     defer = defer in (COMMUNITIES, WHOLE_GRAPH) and last is not None
@@ -58,7 +77,7 @@ def rank_graph(
             assignment, communities = rank.communities(nodes, table, ranks)
             of = digest
     else:
-        ranks = rank.pagerank(nodes, table)
+        ranks = rank.pagerank(nodes, table, raw=raw)
         result.extra["ranking"] = "computed"
         if defer:
             assert last is not None
@@ -68,7 +87,7 @@ def rank_graph(
             assignment, communities = rank.communities(nodes, table, ranks)
             of = digest
     if last is None or (last[0], last[4]) != (digest, of) or last[2] != assignment or last[3] != communities:
-        cache.put_blob(BLOB, (digest, ranks, assignment, communities, of))
+        store(cache, (digest, ranks, assignment, communities, of))
     if of != digest:
         result.extra["communities"] = "deferred"
         cache.set_meta("retry", True)  # the next update (or the background job) clusters

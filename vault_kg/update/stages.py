@@ -215,6 +215,7 @@ def rank_nodes(run: Run) -> None:
     graph.json as the bytes they are.
     """
     cache, nodes, groups, kept = run.cache, run.nodes, run.edges_by_owner, run.kept
+    raw: dict[str, Any] = {}
     owners = groups.owners()
     fresh = groups.live
     owed = owed_owners(cache)  # a hook's link patches stored these owners' rows but not in the table (`vault_kg.update.deferred_work`)
@@ -228,19 +229,25 @@ def rank_nodes(run: Run) -> None:
     run.table = table
     run.encoded = groups.encoded()
     cache.sync_graph(nodes, fresh, run.encoded, None if kept is None else set(fresh) | set(kept.touched), run.changed_nodes)
-    run.ranks, assignment, run.communities = _ranking(cache, nodes, table, run.result, run.request.settings.defer)
+    run.ranks, assignment, run.communities = _ranking(cache, nodes, table, run.result, run.request.settings.defer, raw)
     for nid, attrs in nodes.items():
         attrs["rank"] = run.ranks.get(nid, 0.0)
     for nid, attrs in nodes.items():
         if nid in assignment:
             attrs["community"] = assignment[nid]
     cache.sync_ranks(nodes)
+    if run.scope.kind == "vault":  # what the hooks' background job carries forward (`rank_state`)
+        from vault_kg.update.rank_state import keep_full
+
+        keep_full(cache, nodes, table, raw, run.ranks, assignment, run.result.extra.get("communities") == "deferred")
 
 
 def write_artifacts(run: Run) -> None:
     """graph.json (edges spliced from the encoded per-owner groups, in owner order), report, brief, html."""
-    from graph_out.graph_json import encode_node_link, node_link
+    from graph_out.graph_json import encode_indexed, encode_node_link, node_link
     from graph_out.report import render_report
+
+    from vault_kg.update import graph_splice
 
     scope, layout, nodes, result = run.scope, run.layout, run.nodes, run.result
     assert run.table is not None
@@ -252,13 +259,17 @@ def write_artifacts(run: Run) -> None:
     skipped = [(s.relpath, s.reason) for s in result.skipped]
     attrs = formats.graph_attrs(scope.name, scope.kind, scope.root, f"vault-kg {__version__}", nodes, gods, run.communities, counts, skipped, result.extra.pop("graph_attrs", {}))
     data = node_link(dict(attrs), nodes, edges)
-    graph_bytes = encode_node_link(data, run.encoded.values())
+    if scope.kind == "vault":  # where each piece lies, for the updates that splice it (`graph_splice`)
+        graph_bytes, pieces = encode_indexed(data, run.encoded)
+        graph_splice.keep(run.cache, pieces)
+    else:
+        graph_bytes = encode_node_link(data, run.encoded.values())
     result.graph_digest = zlib.crc32(graph_bytes)
     for path, payload in ((layout.graph_json, graph_bytes), (layout.report, render_report(data).encode())):
         if store.write_if_changed(path, payload):
             result.written.append(str(path))
     store.write_if_changed(layout.brief, store.dumps_json(formats.brief_of(attrs, nodes)))
-    _write_html(layout, data, result, run.request.settings.html_later)
+    _write_html(layout, data, result, run.request.settings.html_later, counts)
     marker = layout.out / f"{scope.kind}.scope"
     if not marker.exists():
         marker.touch()
@@ -336,11 +347,12 @@ def _ranking(
     table: rank.EdgeTable,
     result: RunResult,
     defer: str,
+    raw: dict[str, Any] | None = None,
 ) -> tuple[dict[str, float], dict[str, int], list[dict[str, Any]]]:
     """PageRank and Leiden, or the last run's answer when nothing they read has changed (see `ranking`)."""
     from vault_kg.update.ranking_policy import rank_graph
 
-    return rank_graph(cache, nodes, table, result, defer)
+    return rank_graph(cache, nodes, table, result, defer, raw)
 
 
 def _needs_edge_list(scope: Scope, nodes: dict[str, Any], later: bool) -> bool:
@@ -350,13 +362,17 @@ def _needs_edge_list(scope: Scope, nodes: dict[str, Any], later: bool) -> bool:
     return scope.kind == "code" or html_mode(len(nodes), later) == "inline"
 
 
-def _write_html(layout: Layout, data: dict[str, Any], result: RunResult, later: bool) -> None:
-    """graph.html inline for small graphs; large ones, and a hook's, are left to the detached render
-    the caller wakes (`vault_kg.jobs.html_render.after_run`)."""
-    from vault_kg.update.html_page import BACKGROUND, html_mode, write_page
+def _write_html(layout: Layout, data: dict[str, Any], result: RunResult, later: bool, counts: dict[str, Any]) -> None:
+    """graph.html inline for small graphs; large ones are left to the detached render the caller
+    wakes (`vault_kg.jobs.html_render.after_run`), and the hooks' and jobs' to whoever looks next
+    (`html_page.LATER`); graph-state.js tells a page drawn earlier that it is behind."""
+    from vault_kg.update.html_page import BACKGROUND, LATER, html_mode, write_page, write_state
 
     mode = html_mode(len(data["nodes"]), later)
     if mode == "off":
+        return
+    write_state(layout.out, result.graph_digest, counts)
+    if mode == LATER:
         return
     if mode == "background":  # before importing the renderer: its layout code imports numpy
         result.extra["html"] = BACKGROUND
@@ -365,7 +381,7 @@ def _write_html(layout: Layout, data: dict[str, Any], result: RunResult, later: 
         import graph_out.html  # noqa: F401  (an install without the renderer writes no page)
     except ImportError:
         return
-    if write_page(layout.out, data):
+    if write_page(layout.out, data, result.graph_digest):
         result.written.append(str(layout.html))
 
 

@@ -28,17 +28,24 @@ def graph_json_path(scope: Optional[str], vault: Optional[Path]) -> Path:
 
 def load_graph(path: Path) -> dict[str, Any]:
     """The graph.json dict, or one clear line saying what to do."""
+    return load_graph_and_digest(path)[0]
+
+
+def load_graph_and_digest(path: Path) -> tuple[dict[str, Any], int]:
+    """The graph.json dict and the CRC-32 of its bytes (graph.html records which graph it drew)."""
     import orjson
+
+    from vault_kg.update.html_page import read_graph
 
     if not path.is_file():
         raise KgError(f"{path}: no graph yet; run `kg build` for this scope first")
     try:
-        data = orjson.loads(path.read_bytes())
+        data, digest = read_graph(path)
     except orjson.JSONDecodeError as exc:
         raise KgError(f"{path}: not valid JSON ({exc}); run `kg build` to rewrite it") from exc
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise KgError(f"{path}: not a graph.json (no node list); run `kg build` to rewrite it")
-    return data
+    return data, digest
 
 
 def html_command(
@@ -55,10 +62,10 @@ def html_command(
     from vault_kg.update.html_page import write_page
 
     source = graph_json_path(scope, vault)
-    data = load_graph(source)
+    data, digest = load_graph_and_digest(source)
     target = source.with_name("graph.html")
     try:
-        changed = write_page(source.parent, data)  # under the lock a background render takes: one writer
+        changed = write_page(source.parent, data, digest)  # under the lock a background render takes: one writer
     except OSError as exc:
         raise KgError(f"{target}: cannot write ({exc.strerror}); check permissions") from exc
     summary = {"path": str(target), "bytes": target.stat().st_size, "changed": changed, "nodes": len(data["nodes"]), "edges": len(data.get("edges") or [])}
