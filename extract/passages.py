@@ -202,10 +202,13 @@ def source_passages(kind: str, root: Path, rel: str, nodes: list[tuple[str, dict
 
     if not nodes or any(attrs.get("status") == "quarantined" for _, attrs in nodes):
         return []
+    from vault_kg.core.secrets import redact
+
     try:
         text = read_regular(root / rel, MAX_SOURCE_BYTES, root=root).decode("utf-8", "replace")
     except OSError:
         return []
+    text = redact(text, keep_lines=True)  # what is embedded, stored and printed is what an agent may see: no credential
     if kind != "vault":
         lines = text.split("\n")
         found = (code_passage(nid, rel, lines, int(a.get("line") or 1), int(a.get("end_line") or 0), f"{rel} › {a.get('qualname') or a.get('label') or ''}".rstrip(" ›")) for nid, a in nodes)

@@ -38,7 +38,16 @@ def generate_vault(root: Path, notes: int, seed: int = 7) -> None:
     module.generate(root, notes, seed)
 
 
-def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def no_runner_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build forks workers only from a single-threaded process; pytest-xdist's worker keeps a
+    thread of its own (execnet), which these tests are not about."""
+    import threading
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+
+def test_worker_processes_build_exactly_what_one_process_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_runner_threads: None) -> None:
     vault = tmp_path / "vault"
     generate_vault(vault, NOTES)
     (vault / "area00" / "Broken yaml.md").write_text("---\nsummary: [oops\n---\nbody\n")
@@ -258,7 +267,7 @@ def test_the_trigger_lets_every_secret_through(monkeypatch: pytest.MonkeyPatch) 
     assert [secrets._spans(t) for t in texts] == expected
 
 
-def test_no_worker_processes_to_be_had_builds_in_this_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_worker_processes_to_be_had_builds_in_this_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_runner_threads: None) -> None:
     import multiprocessing
 
     asked: list[int] = []

@@ -16,11 +16,15 @@ import sys
 from pathlib import Path
 
 from vault_kg import __version__
+from vault_kg.core.safe_read import read_text
 from vault_kg.health.report import Report
 
 __all__ = ["PLUGIN_ID", "check_install", "claude_dir", "plugin_root"]
 
 PLUGIN_ID = "vault-kg@vault-kg"
+
+
+CONFIG_BYTES = 4 * 1024 * 1024  # a settings or version file larger than this is not one Claude Code or kg wrote
 
 
 def claude_dir() -> Path:
@@ -33,7 +37,7 @@ def plugin_root() -> Path | None:
     if os.environ.get("CLAUDE_PLUGIN_ROOT"):
         return Path(os.environ["CLAUDE_PLUGIN_ROOT"])
     try:
-        installed = json.loads((claude_dir() / "plugins" / "installed_plugins.json").read_text(encoding="utf-8"))
+        installed = json.loads(read_text(claude_dir() / "plugins" / "installed_plugins.json", CONFIG_BYTES))
         entries = installed.get("plugins", {}).get(PLUGIN_ID) or []
         paths = [Path(e["installPath"]) for e in entries if isinstance(e, dict) and e.get("installPath")]
     except (OSError, ValueError, AttributeError):
@@ -53,7 +57,7 @@ def _version_of(kg: str) -> str:
 
 def _failed_line(data: str) -> str:
     try:
-        return (Path(data) / "provision.failed").read_text(encoding="utf-8").splitlines()[1]
+        return read_text(Path(data) / "provision.failed", CONFIG_BYTES).splitlines()[1]
     except (OSError, IndexError):
         return "the last install failed"
 
@@ -89,7 +93,7 @@ def check_install(report: Report) -> None:
 def _plugin_version(root: Path) -> str | None:
     """The kg version the plugin's own source declares (what its launcher would install)."""
     try:
-        found = re.search(r'^__version__ = "([^"]+)"', (root / "vault_kg" / "__init__.py").read_text(encoding="utf-8"), re.M)
+        found = re.search(r'^__version__ = "([^"]+)"', read_text(root / "vault_kg" / "__init__.py", CONFIG_BYTES), re.M)
     except OSError:
         return None
     return found.group(1) if found else None

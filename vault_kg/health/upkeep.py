@@ -14,7 +14,8 @@ from pathlib import Path
 
 from vault_kg.core.config import config_path
 from vault_kg.core.scopes import Scope
-from vault_kg.health.install import PLUGIN_ID, claude_dir, plugin_root
+from vault_kg.health.install import CONFIG_BYTES, PLUGIN_ID, claude_dir, plugin_root
+from vault_kg.core.safe_read import read_regular, read_text
 from vault_kg.health.report import Report
 from vault_kg.storage.layout import Layout
 
@@ -23,10 +24,13 @@ __all__ = ["check_hooks", "check_sync", "check_watcher", "recent_failures"]
 RECENT_S = 86_400.0
 
 
+LOG_BYTES = 1024 * 1024
+
+
 def _hooks_installed() -> str | None:
     """How the hooks reach Claude Code (None: they do not)."""
     try:
-        settings = json.loads((claude_dir() / "settings.json").read_text(encoding="utf-8"))
+        settings = json.loads(read_text(claude_dir() / "settings.json", CONFIG_BYTES))
     except (OSError, ValueError):
         settings = {}
     if plugin_root() is not None and (settings.get("enabledPlugins") or {}).get(PLUGIN_ID) is not False:
@@ -39,7 +43,7 @@ def _hooks_installed() -> str | None:
 def recent_failures(log: Path, since: float) -> list[str]:
     """The failures `log` recorded after `since` (the first line of each)."""
     try:
-        text = log.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(log, LOG_BYTES, tail=True).decode("utf-8", "replace")  # the newest failures
     except OSError:
         return []
     found = []
