@@ -48,7 +48,6 @@ KG_OWN_FILES: dict[tuple[str, str], str] = {
     ("vault_kg.notes.sync", "_update_graph"): "kg-out/sync-state.json",
     ("vault_kg.update.noop_checks", "artifacts_current"): "kg-out/graph.json",
     ("vault_kg.update.noop_probe", "_writer_active"): "kg-out/.lock",
-    ("vault_kg.update.prose_patch", "_patched_graph_json"): "kg-out/graph.json",
     ("vault_kg.storage.layout", "claim_out"): "kg-out/scope.owner",
     ("vault_kg.storage.vectors", "write_store"): "kg-out/vectors/<embedder>.safetensors (compared before rewriting)",
     ("vault_kg.storage.vectors", "load_manifest"): "kg-out/vectors/passages.json",
