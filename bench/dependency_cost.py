@@ -5,9 +5,9 @@ For every requirement in pyproject.toml's `dependencies`, read from the environm
 it alone brings (its requirements, transitively, that no other direct requirement needs), the
 wall time of `import <module>` in a fresh interpreter (median of --runs; the interpreter's own
 start-up subtracted), and the kg modules that import it (read from the source). Then the total
-of the whole runtime closure, and the same total without the journal index's chain (memsearch,
-milvus-lite, pymilvus and what only they bring), which is what a recall on kg's own passage
-index (issue #27) would save.
+of the whole runtime closure, and what the extra `kg-vault[memsearch]` (memsearch, milvus-lite,
+pymilvus and what only they bring: the optional recall backend since issue #32) adds on top of it
+when it is installed in this environment.
 
 Usage: python bench/dependency_cost.py [--runs 5]
 """
@@ -120,9 +120,15 @@ def main() -> None:
         if alone:
             print(f"{'':<28}  alone brings: {', '.join(sorted(alone, key=lambda a: -sizes[a])[:8])}")
     total = sum(sizes.values())
-    chain = closure(list(RECALL_CHAIN), dists) - closure([d for d in direct if d not in RECALL_CHAIN], dists)
     print(f"\nruntime closure: {len(everything)} distributions, {total / mb:.0f} MB (site-packages files, no .pyc compiled after install)")
-    print(f"without the journal index's chain ({', '.join(RECALL_CHAIN)}): {(total - sum(sizes[c] for c in chain)) / mb:.0f} MB; the chain alone: {', '.join(sorted(chain, key=lambda c: -sizes[c]))}")
+    # the memsearch recall backend is the extra kg-vault[memsearch]: what it adds on top of the core
+    installed = [c for c in RECALL_CHAIN if c in dists]
+    if installed:
+        extra = closure(installed, dists) - everything
+        added = sum(size_of(dists[c]) for c in extra)
+        print(f"the extra kg-vault[memsearch] ({', '.join(RECALL_CHAIN)}) adds {len(extra)} distributions, {added / mb:.0f} MB: {', '.join(sorted(extra, key=lambda c: -size_of(dists[c]))[:10])}")
+    else:
+        print(f"the extra kg-vault[memsearch] ({', '.join(RECALL_CHAIN)}) is not installed here: its cost is not measured")
 
 
 if __name__ == "__main__":
