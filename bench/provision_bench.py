@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,33 @@ def session_start(plugin: Path, env: dict[str, str], cwd: Path) -> str:
     payload = json.dumps({"session_id": "bench", "cwd": str(cwd), "hook_event_name": "SessionStart", "source": "startup"})
     done = subprocess.run(["/bin/sh", "-c", HOOK.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))], input=payload, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
     return done.stdout.strip()
+
+
+def jobs_under(work: Path) -> list[int]:
+    """Processes started from the temporary install (kg's detached jobs: render, clustering, embedding)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(work) in cmd:
+            found.append(int(proc.name))
+    return found
+
+
+def settle(work: Path, timeout: float = 600) -> None:
+    """Wait for kg's background jobs to finish (they write into the vault's kg-out), then stop any left."""
+    deadline = time.monotonic() + timeout
+    while jobs_under(work) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for pid in jobs_under(work):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def doctor(launcher: Path, env: dict[str, str], cwd: Path) -> None:
@@ -77,6 +105,7 @@ def main() -> None:
         launcher = plugin / "bin" / "kg-launch"
         built = subprocess.run([str(launcher), "build", "--vault", str(vault)], env=env, capture_output=True, text=True, timeout=600)
         assert built.returncode == 0, built.stderr
+        settle(work)  # the build's background jobs write into kg-out, which the broken case removes
         print("\n$ kg-launch doctor   (healthy: the example vault built, the model pass off)")
         doctor(launcher, env, vault)
         shutil.rmtree(vault / "kg-out")
@@ -89,6 +118,7 @@ def main() -> None:
         (data / "current" / "bin" / "python").unlink()
         print(f"\nsession start with the installed environment's python removed ({python.name} gone):")
         print(session_start(plugin, env, vault))
+        settle(work, timeout=60)
 
 
 if __name__ == "__main__":
