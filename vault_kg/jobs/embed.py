@@ -117,6 +117,13 @@ def _texts_for(scope: Scope, manifest: Any, digests: set[str], texts: dict[str, 
         reader.close()
 
 
+def _cache_stamp(layout: Layout) -> tuple[tuple[int, int] | None, ...]:
+    """(mtime, size) of the cache database and its write-ahead log: any write changes one of them."""
+    from vault_kg.storage.vectors import store_stamp
+
+    return store_stamp(layout.cache_db), store_stamp(layout.cache_db.with_name(layout.cache_db.name + "-wal"))
+
+
 def _sources_changed(scope: Scope, manifest: Any) -> bool:
     """Whether the cache's sources differ from the passage record (an edit, a new or deleted note)."""
     from vault_kg.storage.cache import GraphReader
@@ -172,14 +179,19 @@ def catch_up(scope: Scope, names: tuple[str, ...], slice_s: float | None = SLICE
     manifest = load_manifest(layout.passages)
     texts: dict[str, str] = {}
     done: list[Round] = []
-    checked = [time.monotonic()]
+    checked: list[Any] = [time.monotonic(), _cache_stamp(layout)]
 
     def interrupted() -> bool:
-        """At most every CHECK_S: a source changed since this round's refresh (the slice ends, so
-        the next round cuts the edit and the fast embedder stores it within seconds)."""
+        """At most every CHECK_S, and only when the cache's files changed (a stat, not a query, on
+        a large vault): a source changed since this round's refresh (the slice ends, so the next
+        round cuts the edit and the fast embedder stores it within seconds)."""
         if time.monotonic() - checked[0] < CHECK_S:
             return False
         checked[0] = time.monotonic()
+        stamp = _cache_stamp(layout)
+        if stamp == checked[1]:
+            return False
+        checked[1] = stamp
         return _sources_changed(scope, manifest)
 
     while rounds is None or len(done) < rounds:
