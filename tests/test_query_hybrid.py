@@ -2,6 +2,8 @@
 
 - a question in other words than the note's is answered by the passage vectors (BM25 alone finds nothing);
 - under the hit, the passage that answers, with `file:line` and its heading path (not the H1);
+- a hit's passages are ranked by meaning and words together: the one holding the question's
+  words wins over a neighbour the vectors put slightly ahead;
 - the budget holds on the path where every hit fits and only the edges decide;
 - scopes meet on one scale: the order they are named in does not decide, and a code scope's many
   matches do not crowd out the vault note that answers;
@@ -74,6 +76,32 @@ def test_a_note_not_embedded_yet_is_ranked_by_the_other_signals(embedded: Path, 
     answer = api.query("garage gate code", vault=embedded)
     assert answer["hits"][0]["id"] == "note:notes/Parking.md"
     assert "gate code changes" in q.format_query(answer)
+
+
+ALLOWANCES = (
+    "# Travel allowances\n\n## Flights\n\nBook flights early; economy for trips under six hours.\n\n"
+    "## Meals\n\nThe per diem for meals is 80 dollars a day, drinks included.\n\n"
+    "## Trains\n\nFirst class on trains longer than three hours.\n\n"
+    "## Taxis\n\nTaxis only late at night or with heavy luggage.\n\n"
+    "## Visas\n\nThe company pays visa fees; ask the office manager.\n"
+)
+
+
+def test_the_passage_holding_the_questions_words_wins_a_close_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_kg.query import passage_choice
+
+    vault = write_notes(tmp_path / "vault", {"Travel allowances": ALLOWANCES})
+    api.update(vault=vault)
+    meaning = {"Flights": 0.60, "Meals": 0.55}  # the vectors put the wrong section slightly ahead
+
+    def dense(view: object, passages: list, vectors: object) -> list[float]:
+        return [meaning.get(p.heading.rsplit(" > ", 1)[-1], 0.30) for p in passages]
+
+    monkeypatch.setattr(passage_choice, "_dense_scores", dense)
+    answer = api.query("meal per diem", vault=vault, budget=200)
+    first = answer["hits"][0]["passages"][0]
+    assert first["heading"] == "Meals", q.format_query(answer)
+    assert "80 dollars a day" in first["text"]
 
 
 def linked_vault(folder: Path) -> Path:

@@ -30,7 +30,7 @@ from typing import Any
 
 from vault_kg.anchors.anchored_index import iter_anchored, open_cache
 from vault_kg.core.config import Config
-from vault_kg.query.search import STOPWORDS, TOKEN_RE, WEIGHTS
+from vault_kg.query.search import STOPWORDS, TOKEN_RE, WEIGHTS, stem
 from vault_kg.storage.layout import Layout, out_dir
 from vault_kg.storage.light_reads import CacheError, Connection, note_rows, search_names
 
@@ -57,7 +57,6 @@ __all__ = [
     "reset_window",
     "save_state",
     "state_path",
-    "stem",
     "strength",
     "terms",
 ]
@@ -72,14 +71,6 @@ _FILE_RE = re.compile(r"[\w./-]*\w\.[A-Za-z][\w]{0,7}\b")
 _JOURNAL_OWNER_RE = re.compile(r"^journal/\d{4}-\d{2}-\d{2}\.md$")
 HIDDEN = ("stale", "superseded", "quarantined")
 OPEN, CLOSE = "<vault-kg-recall>", "</vault-kg-recall>"
-
-
-def stem(term: str) -> str:
-    """A crude, deterministic stem: plural and -ing/-ed endings dropped (`retries` → `retry`)."""
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("s", "")):
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3 and not term.endswith("ss"):
-            return term[: -len(suffix)] + repl
-    return term
 
 
 def terms(text: str) -> set[str]:

@@ -2,9 +2,9 @@
 
 A hit's passages are cut from its file as it is now (`extract.passages`), so they are current even
 before the background job has embedded the latest edit. They are ranked by cosine to the question,
-averaged over the embedders the ranking used: from the stored vectors, or (wordllama, which costs
-microseconds) embedded on the spot for passages not stored yet; with no vectors at all, by the
-question's words. Measured on the tune half (docs/queries.md): given the right note, the two
+averaged over the embedders the ranking used (from the stored vectors, or, wordllama costing
+microseconds, embedded on the spot for passages not stored yet), blended with BM25 among the
+note's passages (`blend`); with no vectors at all, by the question's words. Measured on the tune half (docs/queries.md): given the right note, the two
 passages best by meaning hold the answering text far more often than the note's first lines.
 A passage longer than the room left keeps the lines around its best-matching line.
 """
@@ -20,9 +20,27 @@ from vault_kg.core.agent_text import one_line
 from vault_kg.core.safe_read import read_regular
 from vault_kg.query.graph_view import GraphView
 
-__all__ = ["Chosen", "PER_HIT", "SNIPPET_CHARS", "SNIPPET_READ_BYTES", "choose", "cost_of", "passage_lines", "safe_line", "snippet", "window"]
+__all__ = [
+    "LEXICAL_WEIGHT",
+    "PER_HIT",
+    "SNIPPET_CHARS",
+    "SNIPPET_READ_BYTES",
+    "Chosen",
+    "blend",
+    "choose",
+    "cost_of",
+    "lexical_scores",
+    "passage_lines",
+    "safe_line",
+    "snippet",
+    "window",
+]
 
 PER_HIT = 2
+# How much the words count beside the meaning when a hit's passages are ranked (z-scores over the
+# note's passages). Chosen on the tune half of vault_a only: with both embedders the answering text
+# printed within 800 tokens went from 0.57 to 0.62 at 0.3 (0.5: 0.62, 1.0: 0.60); see docs/queries.md.
+LEXICAL_WEIGHT = 0.3
 SNIPPET_CHARS = 160
 SNIPPET_READ_BYTES = 2_000_000
 _CODE_KINDS = {m.FILE, m.CLASS, m.FUNCTION, m.METHOD}
@@ -63,7 +81,8 @@ def choose(view: GraphView, hit: dict[str, Any], question: str, vectors: dict[st
     passages = _passages(view, hit)
     if not passages:
         return []
-    scores = _dense_scores(view, passages, vectors) or _word_scores(passages, question)
+    dense = _dense_scores(view, passages, vectors)
+    scores = blend(dense, lexical_scores(passages, question)) if dense else _word_scores(passages, question)
     order = sorted(range(len(passages)), key=lambda i: (-scores[i], i))[:keep]
     return [Chosen(passages[i].first, passages[i].last, passages[i].heading, passages[i].text, scores[i], rank) for rank, i in enumerate(order)]
 
@@ -92,6 +111,54 @@ def _dense_scores(view: GraphView, passages: list[Any], vectors: dict[str, Any])
         total += matrix @ question_vector
         used += 1
     return None if not used else (total / used).tolist()
+
+
+def lexical_scores(passages: list[Any], question: str) -> list[float]:
+    """BM25 of each passage (heading path and text) among the note's passages, over the
+    question's stemmed words: the words an answer shares with its question, which static and small
+    embedders blur (a typo'd or very short question, a rare name).
+
+    >>> from extract.passages import Passage
+    >>> rows = [Passage("n", "a.md", 1, 1, "Travel", "Book flights early."), Passage("n", "a.md", 3, 3, "Travel > Meals", "80 dollars a day for meals.")]
+    >>> [round(s, 2) for s in lexical_scores(rows, "meal per diem")]
+    [0.0, 0.87]
+    """
+    import math
+
+    from vault_kg.query.search import query_terms, stem
+
+    terms = {stem(t) for t in query_terms(question)}
+    docs = [[stem(w) for w in _WORD.findall(p.embed_text.lower())] for p in passages]
+    mean = sum(map(len, docs)) / len(docs) if docs else 1.0
+    found = {t: sum(1 for d in docs if t in d) for t in terms}
+    scores = []
+    for words in docs:
+        score = 0.0
+        for t in terms:
+            tf = words.count(t)
+            if tf:
+                idf = math.log(1 + (len(docs) - found[t] + 0.5) / (found[t] + 0.5))
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(words) / (mean or 1.0)))
+        scores.append(score)
+    return scores
+
+
+def blend(dense: list[float], lexical: list[float], weight: float = LEXICAL_WEIGHT) -> list[float]:
+    """Meaning and words on one scale: each as z-scores over the hit's passages, the words weighted.
+    A signal that does not vary (one passage, no word of the question anywhere) adds nothing.
+
+    >>> [round(s, 2) for s in blend([0.50, 0.52, 0.30], [0.0, 0.0, 0.0])]
+    [0.6, 0.81, -1.41]
+    >>> [round(s, 2) for s in blend([0.50, 0.52, 0.30], [3.0, 0.0, 0.0], weight=1.0)]
+    [2.02, 0.1, -2.12]
+    """
+
+    def z(values: list[float]) -> list[float]:
+        mean = sum(values) / len(values)
+        spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+        return [(v - mean) / spread if spread > 1e-9 else 0.0 for v in values]
+
+    return [d + weight * w for d, w in zip(z(dense), z(lexical))]
 
 
 def _terms(question: str) -> set[str]:

@@ -14,7 +14,7 @@ from vault_kg.storage.light_reads import DatabaseError
 if TYPE_CHECKING:  # push-recall imports the constants on the hook's fast path: no cache module
     from vault_kg.storage.cache import GraphReader
 
-__all__ = ["STOPWORDS", "TOKEN_RE", "WEIGHTS", "query_terms", "search", "search_names"]
+__all__ = ["STOPWORDS", "TOKEN_RE", "WEIGHTS", "query_terms", "search", "search_names", "stem"]
 
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 # Column weights for bm25(): label counts most, then aliases and summary, then the body.
@@ -30,6 +30,14 @@ def query_terms(question: str) -> list[str]:
     terms = [t.lower() for t in TOKEN_RE.findall(question)]
     kept = [t for t in terms if t not in STOPWORDS and len(t) > 1]
     return kept or terms
+
+
+def stem(term: str) -> str:
+    """A crude, deterministic stem: plural and -ing/-ed endings dropped (`retries` → `retry`)."""
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("s", "")):
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3 and not term.endswith("ss"):
+            return term[: -len(suffix)] + repl
+    return term
 
 
 def _any_term(question: str) -> str:
