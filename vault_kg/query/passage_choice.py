@@ -82,7 +82,7 @@ def choose(view: GraphView, hit: dict[str, Any], question: str, vectors: dict[st
     if not passages:
         return []
     dense = _dense_scores(view, passages, vectors)
-    scores = blend(dense, lexical_scores(passages, question)) if dense else _word_scores(passages, question)
+    scores = blend(dense, lexical_scores(passages, question), LEXICAL_WEIGHT) if dense else _word_scores(passages, question)
     order = sorted(range(len(passages)), key=lambda i: (-scores[i], i))[:keep]
     return [Chosen(passages[i].first, passages[i].last, passages[i].heading, passages[i].text, scores[i], rank) for rank, i in enumerate(order)]
 
