@@ -11,6 +11,7 @@ that sets PYTHONDONTWRITEBYTECODE would make every process recompile every modul
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -38,3 +39,37 @@ def settle(out: Path, timeout: float = 600.0) -> float:
         time.sleep(0.2)
         idle = 0 if busy() else idle + 1
     return time.perf_counter() - start
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """The processes (not this one) whose command line holds `text`: the jobs kg started from a
+    bench's temporary folder, whose path is in their arguments."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(int(proc.name))
+    return found
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a running process (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stop_processes_mentioning(text: str) -> None:
+    """Kill what `processes_mentioning` finds: a bench leaves nothing running, also when it fails."""
+    for pid in processes_mentioning(text):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass

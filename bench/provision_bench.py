@@ -18,12 +18,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from background import processes_mentioning, stop_processes_mentioning  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SKIP = shutil.ignore_patterns(".git", ".venv", "kg-out", "__pycache__", "*.egg-info", ".pytest_cache", "node_modules", "build")
@@ -45,31 +47,12 @@ def session_start(plugin: Path, env: dict[str, str], cwd: Path) -> str:
     return done.stdout.strip()
 
 
-def jobs_under(work: Path) -> list[int]:
-    """Processes started from the temporary install (kg's detached jobs: render, clustering, embedding)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if str(work) in cmd:
-            found.append(int(proc.name))
-    return found
-
-
 def settle(work: Path, timeout: float = 600) -> None:
     """Wait for kg's background jobs to finish (they write into the vault's kg-out), then stop any left."""
     deadline = time.monotonic() + timeout
-    while jobs_under(work) and time.monotonic() < deadline:
+    while processes_mentioning(str(work)) and time.monotonic() < deadline:
         time.sleep(0.5)
-    for pid in jobs_under(work):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    stop_processes_mentioning(str(work))
 
 
 def doctor(launcher: Path, env: dict[str, str], cwd: Path) -> None:

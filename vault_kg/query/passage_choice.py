@@ -4,8 +4,9 @@ A hit's passages are cut from its file as it is now (`extract.passages`), so the
 before the background job has embedded the latest edit. They are ranked by cosine to the question,
 averaged over the embedders the ranking used (from the stored vectors, or, wordllama costing
 microseconds, embedded on the spot for passages not stored yet), blended with BM25 among the
-note's passages (`blend`); with no vectors at all, by the question's words. Measured on the tune half (docs/queries.md): given the right note, the two
-passages best by meaning hold the answering text far more often than the note's first lines.
+note's passages (`blend`); with no vectors at all, by the question's words. Measured on the tune
+half (docs/queries.md): given the right note, the two passages best by meaning hold the answering
+text far more often than the note's first lines.
 A passage longer than the room left keeps the lines around its best-matching line.
 """
 
