@@ -1,6 +1,6 @@
 """Cold `kg build` of a generated vault, whole processes, variants alternated round by round.
 
-Usage: python bench/cold_build.py [--notes 10000] [--rounds 3] [--checkout NAME=DIR ...] [--model-pass]
+Usage: python bench/cold_build.py [--notes 10000 | --vault DIR] [--rounds 3] [--checkout NAME=DIR ...] [--model-pass]
 
 Each round builds the same vault from scratch (`kg-out/` deleted first) once per variant, in turn,
 so every variant sees the same load on the machine: this checkout with its default extraction
@@ -76,11 +76,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--checkout", action="append", default=[], metavar="NAME=DIR", help="another source tree to build with (PYTHONPATH=DIR)")
     parser.add_argument("--model-pass", action="store_true", help="leave the model pass on (a new user's default) with no server: every note pending")
+    parser.add_argument("--vault", type=Path, default=None, help="build a copy of this vault (its kg-out/ left out) instead of a generated one")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kg-cold-"))
     vault = work / "vault"
-    paths = generate(vault, args.notes, seed=7)
-    print(f"vault: {len(paths)} notes, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB; {args.rounds} rounds, variants alternated")
+    if args.vault:
+        shutil.copytree(args.vault, vault, ignore=shutil.ignore_patterns("kg-out"))
+        paths = sorted(vault.rglob("*.md"))
+        print(f"vault: a copy of {args.vault} ({len(paths)} notes, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB of markdown)")
+    else:
+        paths = generate(vault, args.notes, seed=7)
+        print(f"vault: {len(paths)} notes, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB")
+    print(f"{args.rounds} rounds, variants alternated")
     base = kg_env(KG_OLLAMA="off", KG_HTML="off", KG_CONFIG=str(work / "config.toml"))
     base.pop("KG_VAULT", None)
     if args.model_pass:  # the pass on, its server at a port nothing listens on
@@ -112,5 +119,5 @@ def main() -> None:
 if __name__ == "__main__":
     from figures import record
 
-    with record("cold_build"):
+    with record("cold_build" + (f"_{Path(sys.argv[sys.argv.index('--vault') + 1]).name}" if "--vault" in sys.argv else "")):
         main()

@@ -21,7 +21,6 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
-from difflib import SequenceMatcher
 from typing import Any
 
 from vault_kg.core.model import (
@@ -117,7 +116,8 @@ def likely_duplicates(entity_names: Iterable[str]) -> list[tuple[str, str, str]]
     Reasons: one name is a word-prefix of the other ("acme" / "acme-corp"), same words in another
     order, an acronym ("gsc" / "google-search-console"), the same stem with a different last word
     ("payments-api" / "payments-worker"), or a near spelling (ratio >= 0.88). Candidates are
-    blocked by shared word / acronym so large vaults stay near-linear.
+    blocked by shared word / acronym (a block of more than 60 names is skipped) so large vaults stay
+    near-linear.
     """
     names = sorted({canonical_name(n) for n in entity_names if canonical_name(n)})
     blocks: dict[str, list[str]] = defaultdict(list)
@@ -131,8 +131,8 @@ def likely_duplicates(entity_names: Iterable[str]) -> list[tuple[str, str, str]]
             blocks[key].append(name)
     pairs: dict[tuple[str, str], str] = {}
     for members in blocks.values():
-        if len(members) > 200:
-            continue
+        if len(members) > 60:
+            continue  # a word sixty names share ("team", "api") says nothing about any two of them
         for i, a in enumerate(members):
             for b in members[i + 1 :]:
                 pair = (a, b) if a < b else (b, a)
@@ -155,9 +155,25 @@ def _duplicate_reason(a: str, b: str) -> str | None:
         return "acronym"
     if len(wa) == len(wb) > 1 and wa[:-1] == wb[:-1]:
         return "same stem, different last word"
-    if SequenceMatcher(None, a, b).ratio() >= 0.88:
+    if 2 * min(len(a), len(b)) < 0.88 * (len(a) + len(b)):
+        return None  # lengths too far apart for a ratio of 0.88
+    from difflib import SequenceMatcher  # here: a hook that reads one note's names never needs it
+
+    matcher = SequenceMatcher(None, a, b)
+    if matcher.quick_ratio() >= 0.88 and matcher.ratio() >= 0.88:
         return "similar spelling"
     return None
+
+
+_INDEXED: list[Any] = [None, {}]  # the last title index seen and its canonical form
+
+
+def _canonical_index(title_index: dict[str, str]) -> dict[str, str]:
+    """``title_index`` keyed by canonical name, computed once per table: a build verifies every
+    note against the same one."""
+    if _INDEXED[0] is not title_index or len(_INDEXED[1]) > len(title_index):
+        _INDEXED[:] = [title_index, {canonical_name(k): v for k, v in title_index.items()}]
+    return _INDEXED[1]  # type: ignore[no-any-return]
 
 
 def llm_graph(
@@ -176,7 +192,7 @@ def llm_graph(
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result or {})
     if data.get("status") != "ok":
         return {}, []
-    index = {canonical_name(k): v for k, v in title_index.items()}
+    index = _canonical_index(title_index)
     nodes: dict[str, dict[str, Any]] = {}
     edges: list[dict[str, Any]] = []
     targets: dict[str, str] = {}
@@ -195,6 +211,7 @@ def llm_graph(
                 "source": relpath,
                 "sources": [relpath],
                 "aliases": [],
+                **({"via": "stated"} if entity.get("stated") else {}),
             }
         targets[canonical] = node
         if node == note_node_id:

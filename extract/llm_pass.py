@@ -121,15 +121,16 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
     With no answer (the pass off, or the note pending), the relations the note's structure states
     are still kept for `enrich` (see `extract.stated_relations`): they need no model."""
     s = _settings(ctx)
+    prose = ext.meta.pop("prose", None)  # read in the extraction, kept only where verification needs it
     if ext.quarantine or not m.is_note_path(rel):  # an attachment has no prose to ask about
         return ext
     if not s.enabled:
-        return _stated_only(rel, data, ext, STATED)
+        return _stated_only(rel, data, ext, STATED, prose)
     from .prose import asks_the_model
 
     text = decode(data)
     if s.digest is None and asks_the_model(text):  # a note with nothing to ask needs no
-        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)  # model: pending, an update would keep it so
+        return _stated_only(rel, data, _pending(rel, ext), m.PENDING, prose)  # model: pending, an update would keep it so
     from .llm_cache import LlmCache
     from .llm_prompt import chunk_key, merge_answers, plan_note
 
@@ -138,29 +139,39 @@ def annotate(ctx: PassContext, rel: str, data: bytes, ext: m.Extraction) -> m.Ex
     cache = ctx.state.setdefault("llm_cache", LlmCache(s.cache_dir))
     answers = [cache.get(key) for key in keys]
     if any(a is None for a in answers):
-        return _stated_only(rel, data, _pending(rel, ext), m.PENDING)
+        return _stated_only(rel, data, _pending(rel, ext), m.PENDING, prose)
     ext.meta["llm"] = {"status": "answered", "keys": keys}
     ext.meta["llm_src"] = {"raw": plan.raw, "answer": merge_answers(plan, answers)}
     return ext
 
 
-def _stated_only(rel: str, data: bytes, ext: m.Extraction, status: str) -> m.Extraction:
-    """The note with what verification needs to add the relations its structure states, when it
-    states any (``meta["llm"]["stated"]``); the model's answer is empty until it arrives."""
+def _stated_only(rel: str, data: bytes, ext: m.Extraction, status: str, prose: dict[int, str] | None = None) -> m.Extraction:
+    """The note with what verification needs to add the entities its form names and the relations
+    its structure states, when it has any (``meta["llm"]["stated"]``, see
+    :mod:`extract.stated_entities` and :mod:`extract.stated_relations`); the model's answer is
+    empty until it arrives."""
     from .stated_gate import may_state
 
     node = ext.nodes.get(m.note_id(rel)) or {}
     props = node.get("props")
-    if not may_state(ext.meta.get("headings") or [], props, data):
-        return ext  # most notes: nothing more is imported
-    from .prose import prose_lines
-    from .relation_types import type_from_tags
-    from .stated_relations import stated_relations
+    from .prose import raw_prose_lines
 
-    title = ext.meta.get("title") or Path(rel).stem
-    raw = prose_lines(decode(data))[0]
-    if not stated_relations(raw, title, props, type_from_tags(node.get("tags", []), [title, *node.get("aliases", [])])):
-        return ext
+    if not ext.meta.get("named", True) and not may_state(ext.meta.get("headings") or [], props, data):
+        return ext  # a note that names nothing and states nothing: no line read here
+    if prose is None:  # an extraction cached before it read them
+        from .stated_entities import redacted_lines
+
+        prose = redacted_lines(raw_prose_lines(decode(data)))
+    raw = prose  # kept for verification: redacted, never a secret
+    if not _named(rel, ext, raw, props):
+        if not may_state(ext.meta.get("headings") or [], props, data):
+            return ext
+        from .relation_types import type_from_tags
+        from .stated_relations import stated_relations
+
+        title = ext.meta.get("title") or Path(rel).stem
+        if not stated_relations(raw, title, props, type_from_tags(node.get("tags", []), [title, *node.get("aliases", [])])):
+            return ext
     ext.meta["llm"] = {"status": status, "stated": True}
     ext.meta["llm_src"] = {"raw": raw, "answer": {"entities": [], "relations": []}}
     return ext
@@ -249,7 +260,8 @@ def enrich(ctx: PassContext) -> None:
     for rel in sorted(verifiable):
         llm = exts[rel].hot("llm")
         if llm["status"] == "answered" or "names" not in llm or changed is None or changed.intersection(llm["names"]):
-            ctx.replace_extraction(rel, verified(rel, exts[rel], alias_map, title_index))
+            new = verified(rel, exts[rel], alias_map, title_index)
+            ctx.replace_extraction(rel, new, redacted=bool(new.meta["llm"].get("named_only")))
     ctx.cache.put_blob(NAMES_BLOB, (alias_map, title_index))
     ctx.cache.set_meta(NAMES_META, fingerprint)
 
@@ -274,13 +286,36 @@ def _names_read(entities: list[dict[str, Any]], relations: list[dict[str, Any]])
     return {canonical_name(e["name"]) for e in entities} | {canonical_name(r[end]) for r in relations for end in ("source", "target")}
 
 
+def _named(rel: str, ext: m.Extraction, raw: dict[int, str], props: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The entities the note's form names: read by the extraction (`extract.notes`, in the workers
+    of a full build), or here for an extraction cached before it did."""
+    named = ext.meta.get("named")
+    if named is None:
+        from .stated_entities import reads_names, stated_entities
+
+        named = stated_entities(raw, props) if reads_names(rel) else []
+    return list(named)
+
+
+def _may_state(ext: m.Extraction, props: dict[str, Any] | None, raw: dict[int, str]) -> bool:
+    """Whether the note's structure could state a relation (`extract.stated_gate`), read from what
+    the extraction holds."""
+    from .stated_gate import may_state
+
+    return may_state(ext.meta.get("headings") or [], props, "\n".join(raw.values()).encode())
+
+
+def _named_only(named: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A note with no answer and no stated relation: its entities are those its form names
+    (`extract.stated_entities`), each read from its own line, so there is nothing to verify."""
+    return [{**e, "stated": True, "confidence": m.EXTRACTED, "score": 1.0} for e in named]
+
+
 def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title_index: dict[str, str]) -> m.Extraction:
     """The note's extraction with its verified entities and relations (nodes and edges it owns):
     the model's answer when there is one, and always what the note's structure states."""
     from .entities import canonical_name, llm_graph
-    from .llm_prompt import verify_answer
     from .relation_types import type_from_tags
-    from .stated_relations import stated_relations
 
     src = ext.meta["llm_src"]
     llm = ext.hot("llm")
@@ -290,10 +325,18 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     nid = m.note_id(rel)
     own_node = ext.nodes.get(nid) or {}
     subject_type = type_from_tags(own_node.get("tags", []), [title, *own])
-    entities, relations = verify_answer(src["answer"], src["raw"], alias_map, [title, *own], subject_type, own_node.get("props"))
+    props = own_node.get("props")
+    named = _named(rel, ext, src["raw"], props)
+    if not answered and not _may_state(ext, props, src["raw"]):
+        entities, relations, stated = _named_only(named), [], []  # no model, no relation: no verifier
+    else:
+        from .llm_prompt import verify_answer
+        from .stated_relations import stated_relations
+
+        entities, relations = verify_answer(src["answer"], src["raw"], alias_map, [title, *own], subject_type, props, named)
+        stated = stated_relations(src["raw"], title, props, subject_type)
     result = {"status": "ok", "entities": entities, "relations": relations}
     graph_nodes, graph_edges = llm_graph(rel, nid, result, title_index)
-    stated = stated_relations(src["raw"], title, own_node.get("props"), subject_type)
     names = {canonical_name(n) for n in (title, *own)} | _names_read([*src["answer"]["entities"], *entities], [*src["answer"]["relations"], *relations, *stated])
     nodes = {k: v for k, v in ext.nodes.items() if v.get("kind") != m.ENTITY}
     note = nodes.get(nid)
@@ -303,6 +346,8 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
         nodes[entity_id] = {**attrs, "shared": True, "status": m.LIVE}
     meta = dict(ext.meta)
     meta["llm"] = {"status": "ok", "keys": llm["keys"]} if answered else {"status": llm["status"], "stated": True}
+    if not answered and not relations and not stated:
+        meta["llm"]["named_only"] = True  # read from redacted lines alone (see `_stated_only`)
     meta["llm"]["names"] = sorted(names)
     meta["llm_result"] = result
     return m.Extraction(
@@ -319,11 +364,13 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
 
 
 def assemble(ctx: PassContext) -> None:
-    """Likely duplicate entity names, listed for a human (never merged); recomputed only when the
-    set of entity names changed."""
+    """Likely duplicate entity names the model gave, listed for a human (never merged); recomputed
+    only when the set of those names changed. Names a note's form marks (`via: stated`) are the
+    note's own spelling, and thousands of them: comparing them all on every edit would cost the
+    hook seconds."""
     if ctx.scope.kind != "vault":
         return
-    labels = sorted({str(a.get("label", "")) for a in ctx.nodes.values() if a.get("kind") == m.ENTITY})
+    labels = sorted({str(a.get("label", "")) for a in ctx.nodes.values() if a.get("kind") == m.ENTITY and a.get("via") != "stated"})
     if not labels:
         return
     import hashlib

@@ -38,6 +38,7 @@ from .llm_schema import (  # noqa: F401 (re-exported: the pipeline reads them fr
 )
 from .pair_candidates import Pair, candidate_pairs
 from .prose import WIKILINK, asks_the_model, body_start, prose_lines  # noqa: F401 (re-exported)
+from .stated_entities import stated_entities
 from .stated_relations import stated_relations
 from .verify import verify_extraction
 
@@ -238,13 +239,28 @@ def verify_answer(
     subject: list[str],
     subject_type: str | None = None,
     props: dict[str, Any] | None = None,
+    named: list[dict[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Verified entities and relations (see :mod:`extract.verify`), with the relations the note's
-    lists, tables and properties state (:mod:`extract.stated_relations`). ``alias_map`` maps
+    lists, tables and properties state (:mod:`extract.stated_relations`) and the entities its form
+    names (``named``, or read here when None: :mod:`extract.stated_entities`). ``alias_map`` maps
     canonical note titles to their aliases; ``subject`` is the note's own title and aliases,
     ``subject_type`` the note's type from its tags, ``props`` its frontmatter properties."""
     stated = stated_relations(raw, subject[0], props, subject_type) if subject else []
-    return verify_extraction(answer["entities"], answer["relations"], raw, alias_map, subject, subject_type, stated)
+    entities = with_stated_entities(answer["entities"], stated_entities(raw, props) if named is None else named)
+    return verify_extraction(entities, answer["relations"], raw, alias_map, subject, subject_type, stated)
+
+
+def with_stated_entities(entities: list[dict[str, Any]], stated: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model's entities, then those the note names by its form (:mod:`extract.stated_entities`)
+    that the model left out: the model's type wins, a stated type replaces its "concept"."""
+    typed = {canonical_name(e["name"]): e for e in stated}
+    out = []
+    for entity in entities:
+        held = typed.pop(canonical_name(entity["name"]), None)
+        out.append({**entity, "type": held["type"]} if held and entity.get("type", "concept") == "concept" else entity)
+    out.extend({"name": e["name"], "type": e["type"], "stated": True, **({"line": e["line"]} if e.get("line") else {})} for e in typed.values())
+    return out
 
 
 def dedupe_entities(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ from . import vault_scan
 from .attachments import extract_attachment, reads_bytes
 from .frontmatter import MAX_FRONTMATTER_CHARS, FrontmatterError, frontmatter_line, parse_frontmatter, split_frontmatter  # noqa: F401  (re-exported)
 from .links import Link, normalize_tag, scan_markdown
+from .prose import raw_prose_lines
+from .stated_entities import reads_names, redacted_lines, stated_entities
 from .vault_scan import SKIP_DIRS  # noqa: F401  (re-exported: the folders the scanner never reads)
 from .redaction import redact_extraction
 
@@ -277,6 +279,8 @@ def extract_note(relpath: str, data: bytes, previous: m.Extraction | None = None
         nodes[m.tag_id(tag)] = {"kind": m.TAG, "label": tag, "source": relpath, "shared": True}
         edges.append(m.edge(nid, m.tag_id(tag), m.TAGGED, relpath, line))
 
+    prose = redacted_lines(raw_prose_lines(text))
+    named = stated_entities(prose, props, redacted=True) if reads_names(relpath) else []
     refs = [_link_ref(nid, relpath, link) for link in scan.links]
     unread = fm_text if problem and fm_text else ""  # properties that do not parse are still words a search can find
     search = " \n".join([title, " ".join(aliases), summary, " ".join(all_tags), unread, " ".join(h.text for h in scan.headings), "\n".join(scan.prose)])
@@ -303,6 +307,8 @@ def extract_note(relpath: str, data: bytes, previous: m.Extraction | None = None
                 "headings": [[h.level, h.text, h.line] for h in scan.headings],
                 "blocks": scan.blocks,
                 "size": len(data),
+                "named": named,
+                "prose": prose,  # the redacted prose lines, for the model pass's `annotate` (which drops them)
             },
         )
     )

@@ -46,8 +46,16 @@ def prose_lines(text: str, first_line: int = 1) -> tuple[dict[int, str], dict[in
     return raw, clean
 
 
-def _prose(text: str, first_line: int = 1) -> Iterator[tuple[int, str, str]]:
-    """(file line number, raw line, cleaned line) of each prose line, in order (see `prose_lines`)."""
+def raw_prose_lines(text: str) -> dict[int, str]:
+    """The raw prose lines alone (frontmatter and fenced code left out, nothing cleaned): what the
+    deterministic pass reads for stated entities and relations on every note, so no pattern runs
+    over a line here (a hostile line of 10 MB costs one split)."""
+    return {number: line for number, line, _ in _prose(text, clean=False)}
+
+
+def _prose(text: str, first_line: int = 1, clean: bool = True) -> Iterator[tuple[int, str, str]]:
+    """(file line number, raw line, cleaned line) of each prose line, in order (see `prose_lines`);
+    with ``clean`` off, every non-blank line, the cleaned one left as it is."""
     lines = text.splitlines()
     in_fence = False
     for index in range(body_start(lines), len(lines)):
@@ -56,6 +64,10 @@ def _prose(text: str, first_line: int = 1) -> Iterator[tuple[int, str, str]]:
             in_fence = not in_fence
             continue
         if in_fence:
+            continue
+        if not clean:
+            if line.strip():
+                yield index + first_line, line, line
             continue
         cleaned = _HTML_COMMENT.sub("", line)
         if "[[" in cleaned:

@@ -179,12 +179,19 @@ def _elsewhere(rel: dict[str, Any], lines: dict[int, str], s_forms: set[str], t_
 
 
 def verify_entity(entity: dict[str, Any], lines: dict[int, str], forms: set[str]) -> dict[str, Any]:
-    """Locate the entity's first mention; an entity the text never names is AMBIGUOUS."""
+    """Locate the entity's first mention; an entity the text never names is AMBIGUOUS, unless the
+    note's form states it (a frontmatter property: ``stated``, see :mod:`extract.stated_entities`)."""
     out = dict(entity)
+    if entity.get("stated") and entity.get("line") in lines:  # read from that very line
+        out.update(confidence=EXTRACTED, score=1.0)
+        return out
     for number in sorted(lines):
         if find_mention(forms, lines[number]) is not None:
             out.update(line=number, confidence=EXTRACTED, score=1.0)
             return out
+    if entity.get("stated"):
+        out.update(line=entity.get("line"), confidence=EXTRACTED, score=1.0)
+        return out
     out.update(line=None, confidence=AMBIGUOUS, score=0.3)
     return out
 

@@ -290,7 +290,7 @@ def test_a_no_op_update_process_imports_nothing_heavy(tmp_path: Path) -> None:
 
 # what a hook or a no-op process imports -------------------------------------------------------------
 
-MODEL_PASS_MODULES = ("extract.llm_prompt", "extract.stated_relations", "extract.entities", "extract.verify", "extract.pair_candidates", "difflib")
+MODEL_PASS_MODULES = ("extract.llm_prompt", "extract.stated_relations", "extract.verify", "extract.pair_candidates", "difflib")
 _MODULES = "print('MODULES', sorted(m for m in sys.modules if m.startswith(('extract.', 'vault_kg.update.link_patch')) or m == 'difflib'))\n"
 
 
@@ -311,7 +311,8 @@ def _modules(stdout: str) -> list[str]:
 
 def test_a_link_edit_hook_process_imports_none_of_the_model_pass(tmp_path: Path) -> None:
     """With the model pass off, a note whose structure states no relation needs none of the
-    planner, the relation rules or the entity names (`extract.stated_gate` answers)."""
+    planner, the relation rules or the verifier (`extract.stated_gate` answers); the names its
+    form marks are read (`extract.stated_entities`) and need nothing to verify."""
     vault = _vault(tmp_path / "v")
     (tmp_path / "config.toml").write_text(f'vault = "{vault}"\n[projects]\n')
     run(vault_scope(vault))
@@ -322,7 +323,7 @@ def test_a_link_edit_hook_process_imports_none_of_the_model_pass(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert not done.stderr, done.stderr
     modules = _modules(done.stdout)
-    assert {"extract.notes", "extract.llm_pass", "extract.stated_gate", "vault_kg.update.link_patch"} <= set(modules), modules  # the note was read and patched
+    assert {"extract.notes", "extract.llm_pass", "extract.stated_gate", "extract.stated_entities", "vault_kg.update.link_patch"} <= set(modules), modules  # the note was read and patched
     assert not set(MODEL_PASS_MODULES) & set(modules), modules
     _clustered(vault)
     assert artifacts(vault) == scratch(vault, tmp_path)

@@ -99,7 +99,7 @@ def test_relations_are_verified_with_file_line_numbers(tmp_path: Path) -> None:
     names = {e["name"]: e for e in result.entities}
     assert "it" not in names
     assert names["Semrush"]["line"] == 10 and names["Semrush"]["type"] == "tool"
-    assert names["OpenSearch"]["type"] == "concept", "a relation end the model did not list again gets the neutral type"
+    assert names["OpenSearch"]["type"] == "tool", "a relation end the model did not list again: typed by the note's form (one capitalised word), not left neutral"
 
 
 def test_long_note_is_split_by_headings(tmp_path: Path) -> None:

@@ -162,10 +162,11 @@ def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
 
 
 def node_lines(brief: dict[str, Any], with_line: bool) -> list[str]:
+    """The brief's central nodes: code symbols with their line, or the vault's notes (an entity
+    a note names is found by `kg query`; the brief points at notes, which carry summaries)."""
     lines = []
-    for node in brief.get("god_nodes", [])[:GOD_NODES]:
-        if not isinstance(node, dict):
-            continue
+    nodes = [n for n in brief.get("god_nodes", []) if isinstance(n, dict) and (with_line or str(n.get("id", "")).startswith("note:"))]
+    for node in nodes[:GOD_NODES]:
         where = one_line(node.get("source"), 200)
         if with_line and node.get("line"):
             where += f":{one_line(node['line'], 12)}"

@@ -135,11 +135,14 @@ class Run:
         """Sources extracted (or enriched) by this run."""
         return self.result.extracted
 
-    def replace_extraction(self, rel: str, extraction: m.Extraction) -> None:
-        """For `enrich` passes: swap in an enriched extraction, persist it, and mark it changed."""
-        from extract.redaction import redact_extraction
+    def replace_extraction(self, rel: str, extraction: m.Extraction, redacted: bool = False) -> None:
+        """For `enrich` passes: swap in an enriched extraction, persist it, and mark it changed.
+        ``redacted``: everything it holds was read from redacted text (no model output), so the
+        secret scan is not run a second time."""
+        if not redacted:
+            from extract.redaction import redact_extraction
 
-        extraction = redact_extraction(extraction)  # model output may repeat a secret from the note
+            extraction = redact_extraction(extraction)  # model output may repeat a secret from the note
         self.extractions[rel] = extraction
         self.cache.put_extraction(rel, extraction)
         if rel not in self.changed:
