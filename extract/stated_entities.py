@@ -306,25 +306,27 @@ def _capitalised(line: str) -> Iterable[str]:
             yield " ".join(words)
 
 
+# the words that give a name its type, first match wins (``type_from_name`` is the relation
+# verifier's narrower reading of team / api / service endings)
+_TYPE_WORDS = (
+    (_DECISION, "decision"),
+    (_TEAM_TAIL, "team"),
+    (_API_TAIL, "api"),
+    (_CONVENTION_TAIL, "convention"),
+    (_ORG_TAIL, "organization"),
+    (_PROJECT_TAIL, "project"),
+    (_SERVICE_TAIL, "service"),
+)
+
+
 def guess_type(name: str) -> str:
     """The type a name's own words give it (see the module docstring)."""
     text = name.strip()
     if text.startswith("@"):
         return "team" if "/" in text else "person"
-    if _DECISION.search(text):
-        return "decision"
-    if _TEAM_TAIL.search(text):
-        return "team"
-    if _API_TAIL.search(text):
-        return "api"
-    if _CONVENTION_TAIL.search(text):
-        return "convention"
-    if _ORG_TAIL.search(text):
-        return "organization"
-    if _PROJECT_TAIL.search(text):
-        return "project"
-    if _SERVICE_TAIL.search(text):
-        return "service"
+    for pattern, kind in _TYPE_WORDS:
+        if pattern.search(text):
+            return kind
     if " " not in text:
         return "tool"  # one word written as a name mid-sentence is most often software (tune half: 45 of 60 typed)
     if _PLAIN_NAME.match(text):
