@@ -286,14 +286,15 @@ def _names_read(entities: list[dict[str, Any]], relations: list[dict[str, Any]])
     return {canonical_name(e["name"]) for e in entities} | {canonical_name(r[end]) for r in relations for end in ("source", "target")}
 
 
-def _named(rel: str, ext: m.Extraction, raw: dict[int, str], props: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The entities the note's form names: read by the extraction (`extract.notes`, in the workers
-    of a full build), or here for an extraction cached before it did."""
+def _named(rel: str, ext: m.Extraction, raw: dict[int, str], props: dict[str, Any] | None, answered: bool = False) -> list[dict[str, Any]]:
+    """The entities the note's form names (see `extract.stated_entities.reads_names` for when):
+    read by the extraction (`extract.notes`, in the workers of a full build), or here under a
+    model's answer or for an extraction cached before it read them."""
     named = ext.meta.get("named")
-    if named is None:
+    if named is None or (answered and not named):
         from .stated_entities import reads_names, stated_entities
 
-        named = stated_entities(raw, props) if reads_names(rel) else []
+        named = stated_entities(raw, props) if reads_names(rel, answered) else []
     return list(named)
 
 
@@ -326,7 +327,7 @@ def verified(rel: str, ext: m.Extraction, alias_map: dict[str, list[str]], title
     own_node = ext.nodes.get(nid) or {}
     subject_type = type_from_tags(own_node.get("tags", []), [title, *own])
     props = own_node.get("props")
-    named = _named(rel, ext, src["raw"], props)
+    named = _named(rel, ext, src["raw"], props, answered)
     if not answered and not _may_state(ext, props, src["raw"]):
         entities, relations, stated = _named_only(named), [], []  # no model, no relation: no verifier
     else:

@@ -124,18 +124,27 @@ _PLAIN_NAME = re.compile(r"^[A-Z][a-zà-ÿ]+(?: [A-Z][a-zà-ÿ]+){1,2}$")
 _SHELL_WORD = re.compile(r"^([a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)\s+(?:-{1,2}\w|[a-z][\w.-]*(?:\s|$))")
 
 
-def reads_names(relpath: str) -> bool:
-    """Whether the names a note's form marks become entities: every note but kg's own journal days
-    (`journal/2026-12-04.md`: entries agents write every session, read back by `kg recall`; a
-    name there would add a node per session). Hand-written daily notes elsewhere are read.
-    ``KG_NAMES=off`` turns them off for every note (a smaller graph; `kg build --force` after)."""
-    if os.environ.get("KG_NAMES", "on").strip().lower() in ("off", "0", "false", "no"):
-        return False
-    if not relpath.startswith("journal/"):
-        return True
-    from vault_kg.core.memory_kinds import journal_day
+def reads_names(relpath: str, answered: bool = False) -> bool:
+    """Whether the names a note's form marks become entities of the note.
 
-    return journal_day(relpath) is None
+    Never in kg's own journal days (`journal/2026-12-04.md`: entries agents write every session,
+    read back by `kg recall`; a name there would add a node per session); hand-written daily notes
+    elsewhere are read. Under a model's answer (``answered``: verified in the background worker),
+    always. Otherwise, for a note with the model off or still pending, when ``KG_NAMES=on``: off by
+    default, because an edit that changes a note's names leaves the hook's fast paths today (a
+    one-note update several times dearer on a docs vault, docs/entities.md); `kg build --force`
+    after turning it on or off."""
+    if relpath.startswith("journal/"):
+        from vault_kg.core.memory_kinds import journal_day
+
+        if journal_day(relpath) is not None:
+            return False
+    return answered or names_on()
+
+
+def names_on() -> bool:
+    """``KG_NAMES=on``: the names a note's form marks become entities without a model too."""
+    return os.environ.get("KG_NAMES", "off").strip().lower() in ("on", "1", "true", "yes")
 
 
 def stated_entities(lines: dict[int, str], props: dict[str, Any] | None = None, redacted: bool = False) -> list[dict[str, Any]]:

@@ -137,15 +137,16 @@ def _mentions(vault: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("model", ["off", "on"])
 def test_a_vault_without_a_model_has_typed_entities(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str) -> None:
-    """Model off, or on with nothing listening (every note pending): the build's graph has the
-    entities the note names, typed, each mentioned by the note; an edit that drops a name drops
-    its entity, and the incremental graph equals one built from scratch."""
+    """KG_NAMES=on, the model off or on with nothing listening (every note pending): the build's
+    graph has the entities the note names, typed, each mentioned by the note; an edit that drops a
+    name drops its entity, and the incremental graph equals one built from scratch."""
     from scratch_build import artifacts, scratch
 
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "Rollout.md").write_text(NOTE)
     monkeypatch.setenv("KG_OLLAMA", model)
+    monkeypatch.setenv("KG_NAMES", "on")
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens: the note stays pending
     monkeypatch.setenv("KG_HTML", "off")
     run(vault_scope(vault))
@@ -165,6 +166,7 @@ def test_kg_journal_days_add_no_entities_but_hand_written_days_do(tmp_path: Path
         (vault / folder).mkdir(parents=True)
         (vault / folder / "2026-01-02.md").write_text("## 09:00 · infra\n\nMoved the queue to Kestrel Cluster with `helm`.\n")
     monkeypatch.setenv("KG_OLLAMA", "off")
+    monkeypatch.setenv("KG_NAMES", "on")
     monkeypatch.setenv("KG_HTML", "off")
     run(vault_scope(vault))
     graph = _graph(vault)
@@ -173,12 +175,17 @@ def test_kg_journal_days_add_no_entities_but_hand_written_days_do(tmp_path: Path
     assert {n["label"] for n in graph["nodes"] if n["kind"] == m.ENTITY} == {"Kestrel Cluster", "helm"}
 
 
-def test_kg_names_off_builds_the_graph_without_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("names", [None, "off"])
+def test_without_kg_names_on_a_vault_without_a_model_has_no_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, names: str | None) -> None:
+    """Off by default: an edit that changes a note's names would leave the hook's fast paths."""
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "Rollout.md").write_text(NOTE)
     monkeypatch.setenv("KG_OLLAMA", "off")
     monkeypatch.setenv("KG_HTML", "off")
-    monkeypatch.setenv("KG_NAMES", "off")
+    if names is None:
+        monkeypatch.delenv("KG_NAMES", raising=False)
+    else:
+        monkeypatch.setenv("KG_NAMES", names)
     run(vault_scope(vault))
     assert not [n for n in _graph(vault)["nodes"] if n["kind"] == m.ENTITY]
