@@ -93,7 +93,7 @@ def main() -> None:
     if args.model_pass:  # the pass on, its server at a port nothing listens on
         base.pop("KG_OLLAMA")
         base["OLLAMA_HOST"] = f"http://127.0.0.1:{free_port()}"
-    print(f"model pass: {'on, no server running (every note pending)' if args.model_pass else 'off (KG_OLLAMA=off)'}")
+    print(f"model pass: {'on, no server running (every note pending)' if args.model_pass else 'off (KG_OLLAMA=off)'}; KG_NAMES={os.environ.get('KG_NAMES', 'off')}")
     variants = {"this checkout": base, "this checkout, KG_EXTRACT_WORKERS=1": {**base, "KG_EXTRACT_WORKERS": "1"}}
     for item in args.checkout:
         name, _, path = item.partition("=")

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         if args.code:
             env["PYTHONPATH"] = os.pathsep.join([str(Path(args.code).resolve()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         if args.no_model:
-            env["KG_OLLAMA"] = "off"
+            env.update(KG_OLLAMA="off", KG_NAMES="on")  # what kg finds without Ollama, names on
         else:
             env.update(OLLAMA_HOST=args.host, KG_MODEL=args.model)
         started = time.monotonic()
